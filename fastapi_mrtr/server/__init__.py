@@ -1,0 +1,1 @@
+"""Server side of fastapi-mrtr."""
