@@ -244,9 +244,7 @@ class CallToolResult(Result):
     is_error: bool | None = None
 
     @staticmethod
-    def input_required(
-        input_requests: dict[str, Any] | None = None, request_state: str | None = None
-    ) -> Any:
+    def input_required(input_requests: dict[str, Any] | None = None, request_state: str | None = None) -> Any:
         """Build the ``input_required`` answer to a ``tools/call`` (manual MRTR mode).
 
         Returns an :class:`fastapi_mrtr.mrtr.InputRequiredResult`; typed ``Any`` here only to keep
@@ -320,5 +318,3 @@ class ListResourceTemplatesResult(CacheableResult):
 
 class ReadResourceResult(CacheableResult):
     contents: list[ResourceContents]
-
-

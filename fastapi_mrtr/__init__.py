@@ -1,0 +1,103 @@
+"""fastapi-mrtr: FastAPI path functions as MCP tools that can ``await ctx.elicit()``.
+
+MCP 2026-07-28 multi round-trip requests (MRTR, SEP-2322) on stateless Streamable HTTP.
+"""
+
+from .config import InputRequiredConfig
+from .mrtr import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequest,
+    InputRequests,
+    InputRequiredResult,
+    InputResponses,
+    ListRootsResult,
+    Root,
+    SamplingMessage,
+    extract_input_requests,
+    is_input_required_result,
+    make_input_request_for_elicitation,
+    make_input_request_for_roots,
+    make_input_request_for_sampling,
+    make_input_response_from_create_message_result,
+    make_input_response_from_elicit_result,
+    make_input_response_from_list_roots_result,
+)
+from .protocol import (
+    PROTOCOL_VERSION,
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    McpError,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
+from .server.app import MCP
+from .server.context import Context, ReplayDivergedError, ToolContext, get_context
+from .server.options import ServerOptions
+from .server.replay_store import InMemoryReplayStore, ReplayStore
+from .server.request_state import (
+    InvalidRequestState,
+    StateBinding,
+    StateClaims,
+    StateKeyRing,
+    mint_request_state,
+    verify_request_state,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MCP",
+    "PROTOCOL_VERSION",
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolResult",
+    "Context",
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "ElicitRequestParams",
+    "ElicitResult",
+    "EmbeddedResource",
+    "ImageContent",
+    "InMemoryReplayStore",
+    "InputRequest",
+    "InputRequests",
+    "InputRequiredConfig",
+    "InputRequiredResult",
+    "InputResponses",
+    "InvalidRequestState",
+    "ListRootsResult",
+    "McpError",
+    "ReplayDivergedError",
+    "ReplayStore",
+    "ResourceLink",
+    "Root",
+    "SamplingMessage",
+    "ServerOptions",
+    "StateBinding",
+    "StateClaims",
+    "StateKeyRing",
+    "TextContent",
+    "TextResourceContents",
+    "ToolAnnotations",
+    "ToolContext",
+    "__version__",
+    "extract_input_requests",
+    "get_context",
+    "is_input_required_result",
+    "make_input_request_for_elicitation",
+    "make_input_request_for_roots",
+    "make_input_request_for_sampling",
+    "make_input_response_from_create_message_result",
+    "make_input_response_from_elicit_result",
+    "make_input_response_from_list_roots_result",
+    "mint_request_state",
+    "verify_request_state",
+]

@@ -1,0 +1,410 @@
+"""``ctx``: what a tool handler uses to ask the user, sample a model, list roots and report progress.
+
+Replay rules (see docs/replay.md): the handler runs from the top on every round. An ask that was
+answered in an earlier round returns at once; the first unanswered ask suspends the run by
+raising a private ``BaseException``, and the plugin answers ``input_required``. So everything
+before the last ask must be repeatable: reads are fine, side effects go through ``ctx.once``.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, TypeVar, cast, get_origin, overload
+
+from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import TypeAdapter, ValidationError
+
+from ..mrtr import (
+    ELICITATION_CREATE,
+    ROOTS_LIST,
+    SAMPLING_CREATE_MESSAGE,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequest,
+    ListRootsResult,
+    SamplingMessage,
+)
+from ..protocol import JSONObject, TextContent, dump
+from .call import SCOPE_KEY, CallRecord, MissingCapabilitySignal, SuspendSignal
+from .elicitation_schema import requested_schema_for
+from .replay import Ask, question_digest
+
+logger = logging.getLogger("fastapi_mrtr")
+
+T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class ReplayDivergedError(Exception):
+    """Raised (with ``strict_replay``) when a key's question differs from the one answered earlier."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(
+            f"replay diverged at input key {key!r}: the question differs from the one answered in an "
+            "earlier round; questions must be derived only from the arguments and earlier answers"
+        )
+        self.key = key
+
+
+class _PendingAsk:
+    """An ask not yet awaited: ``await`` it, or pass several to ``ctx.gather`` to batch one round."""
+
+    def __init__(self, run: Callable[[], Any]) -> None:
+        self._run = run
+
+    def __await__(self) -> Any:
+        return self._run().__await__()
+
+
+class ToolContext:
+    """The handler's view of one MCP call (or of a plain REST call of the same endpoint)."""
+
+    def __init__(self, record: CallRecord, request: Request) -> None:
+        self._record = record
+        self._request = request
+
+    # --- facts about this call ----------------------------------------------------------------
+
+    @property
+    def request(self) -> Request:
+        return self._request
+
+    @property
+    def is_mcp(self) -> bool:
+        """False when the endpoint was called as a plain REST route."""
+        return self._record.method != "rest"
+
+    @property
+    def round(self) -> int:
+        """0 on the first run, then the number of ``input_required`` answers this flow has had."""
+        return self._record.round
+
+    @property
+    def is_replaying(self) -> bool:
+        return self._record.round > 0
+
+    @property
+    def flow_id(self) -> str | None:
+        return self._record.flow_id
+
+    @property
+    def client_capabilities(self) -> JSONObject:
+        return self._record.client_capabilities
+
+    @property
+    def request_state(self) -> str | None:
+        """Manual mode: the plaintext state the handler gave ``input_required`` last round."""
+        return self._record.ledger.handler_state
+
+    @property
+    def input_responses(self) -> JSONObject:
+        """Manual mode: this round's answers, for keys the previous round asked."""
+        return self._record.ledger.this_round
+
+    def supports(self, capability: Literal["elicitation", "elicitation.url", "sampling", "roots"]) -> bool:
+        """Whether this request's ``_meta`` declares the client capability."""
+        caps = self._record.client_capabilities
+        if capability == "elicitation.url":
+            return isinstance(caps.get("elicitation"), dict) and "url" in caps["elicitation"]
+        return isinstance(caps.get(capability), dict)
+
+    # --- asking ---------------------------------------------------------------------------------
+
+    @overload
+    def elicit(
+        self, message: str | ElicitRequestParams, schema: type[T], *, key: str | None = None
+    ) -> Awaitable[ElicitResult[T]]: ...
+
+    @overload
+    def elicit(
+        self, message: str | ElicitRequestParams, schema: None = None, *, key: str | None = None
+    ) -> Awaitable[ElicitResult[Any]]: ...
+
+    def elicit(
+        self, message: str | ElicitRequestParams, schema: Any = None, *, key: str | None = None
+    ) -> Awaitable[ElicitResult[Any]]:
+        """Ask the user a question; returns their answer, typed by ``schema`` on accept.
+
+        ``schema`` is a Pydantic model (a form of its fields) or a shorthand: ``bool``, ``str``,
+        ``int``, ``float``, an ``Enum`` or a ``Literal`` (one field named ``value``; the answer's
+        ``content`` is then the bare value). A URL-mode request is an ``ElicitRequestParams`` with
+        ``mode="url"``. Decline and cancel are answers: they are returned, never asked again.
+        """
+        return _PendingAsk(lambda: self._elicit(message, schema, key))
+
+    def elicit_url(self, message: str, url: str, *, key: str | None = None) -> Awaitable[ElicitResult[None]]:
+        """Send the user to ``url`` (URL mode, for secrets or third-party flows)."""
+        params = ElicitRequestParams(mode="url", message=message, url=url)
+        return cast("Awaitable[ElicitResult[None]]", _PendingAsk(lambda: self._elicit(params, None, key)))
+
+    def sample(
+        self,
+        messages: str | list[SamplingMessage],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        key: str | None = None,
+        **extra: Any,
+    ) -> Awaitable[CreateMessageResult]:
+        """Ask the client's model (``sampling/createMessage``; deprecated in the spec, still served)."""
+        if isinstance(messages, str):
+            messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        params = CreateMessageRequestParams(
+            messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, **extra
+        )
+        return _PendingAsk(lambda: self._sample(params, key))
+
+    def list_roots(self, *, key: str | None = None) -> Awaitable[ListRootsResult]:
+        """Ask the client for its roots (``roots/list``; deprecated in the spec, still served)."""
+        return _PendingAsk(lambda: self._list_roots(key))
+
+    @overload
+    async def gather(self, a: Awaitable[A], /) -> tuple[A]: ...
+    @overload
+    async def gather(self, a: Awaitable[A], b: Awaitable[B], /) -> tuple[A, B]: ...
+    @overload
+    async def gather(self, a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], /) -> tuple[A, B, C]: ...
+    @overload
+    async def gather(
+        self, a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], d: Awaitable[D], /
+    ) -> tuple[A, B, C, D]: ...
+    @overload
+    async def gather(self, *asks: Awaitable[Any]) -> tuple[Any, ...]: ...
+
+    async def gather(self, *asks: Awaitable[Any]) -> tuple[Any, ...]:
+        """Ask several independent questions in one round; returns every answer, in order."""
+        results: list[Any] = []
+        suspended = False
+        for ask in asks:
+            try:
+                results.append(await ask)
+            except SuspendSignal:
+                suspended = True  # keep going: every unanswered ask joins this round
+        if suspended:
+            raise SuspendSignal()
+        return tuple(results)
+
+    # --- side effects -----------------------------------------------------------------------------
+
+    async def once(self, step: str, fn: Callable[[], T | Awaitable[T]]) -> T:
+        """Run ``fn`` once per flow; later rounds get its recorded result (small, JSON-able)."""
+        ledger = self._record.ledger
+        if step in ledger.once_used:
+            raise ValueError(f"ctx.once step {step!r} is used twice in one run of the handler")
+        if step in ledger.once_results:
+            value = ledger.once_results[step]
+        else:
+            value = fn()
+            if inspect.isawaitable(value):
+                value = await value
+            value = TypeAdapter(Any).dump_python(value, mode="json")
+        ledger.once_used[step] = value
+        return cast("T", value)
+
+    def idempotency_key(self, step: str) -> str:
+        """A stable key for ``step`` of this flow, for downstream APIs that deduplicate requests.
+
+        Derived from the flow id, which is random and sealed: the same on every round of one flow,
+        different for every new flow. Before the first ``input_required`` the flow id is minted here.
+        """
+        record = self._record
+        if record.flow_id is None:
+            record.flow_id = base64.urlsafe_b64encode(__import__("os").urandom(16)).decode().rstrip("=")
+        digest = hashlib.sha256(f"idempotency:{record.flow_id}:{step}".encode()).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")[:32]
+
+    # --- notifications ------------------------------------------------------------------------
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` when the request carries a ``progressToken``."""
+        record = self._record
+        if record.progress_token is None or record.notify is None:
+            return
+        params: JSONObject = {"progressToken": record.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await record.notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, *, logger_name: str | None = None) -> None:
+        """Send ``notifications/message`` if the request's ``_meta`` asked for this level or lower."""
+        record = self._record
+        if record.log_level is None or record.notify is None or level not in LOG_LEVELS:
+            return
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(record.log_level):
+            return
+        params: JSONObject = {"level": level, "data": data}
+        if logger_name:
+            params["logger"] = logger_name
+        await record.notify("notifications/message", params)
+
+    # --- manual mode ----------------------------------------------------------------------------
+
+    def input_required(self, input_requests: dict[str, InputRequest], request_state: str | None = None) -> JSONResponse:
+        """Answer ``input_required`` with hand-built requests (return the value from the handler).
+
+        ``request_state`` is your own plaintext; it travels sealed and comes back as
+        ``ctx.request_state`` on the retry.
+        """
+        record = self._record
+        record.manual_requests = dict(input_requests)
+        record.manual_state = request_state
+        for key, request in input_requests.items():
+            record.ledger.pending.append(Ask(key, request.method, request.params or {}, _digest(request)))
+        body: JSONObject = {
+            "resultType": "input_required",
+            "inputRequests": {k: dump(v) for k, v in input_requests.items()},
+        }
+        seal = record.extras.get("seal")
+        if seal is not None:  # a plain REST call: the 428 answer carries the state itself
+            body["requestState"] = seal()
+        return JSONResponse(body, status_code=428)
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _require(self, capability: JSONObject, supported: bool) -> None:
+        if not supported:
+            self._record.missing_capability = capability
+            raise MissingCapabilitySignal()
+
+    async def _ask(self, method: str, params: JSONObject, key: str | None) -> tuple[str, Any]:
+        """The recorded answer for this ask, or suspend the run after recording it as pending."""
+        ledger = self._record.ledger
+        key = ledger.claim_key(key)
+        q = question_digest(method, params)
+        answer, diverged = ledger.recorded(key, q)
+        if diverged:
+            if self._record.strict_replay:
+                raise ReplayDivergedError(key)
+            logger.info("input %r: the question changed since it was answered; asking again", key)
+            ledger.forget(key)
+        if answer is not None:
+            return key, answer
+        ledger.pending.append(Ask(key, method, params, q))
+        self._record.suspended = True
+        raise SuspendSignal()
+
+    def _invalid(self, key: str, why: str) -> None:
+        """An answer that does not fit counts as missing: forget it and ask again."""
+        logger.info("input %r: answer rejected (%s); asking again", key, why)
+        ledger = self._record.ledger
+        ledger.forget(key)
+        ledger.keys_seen.discard(key)
+
+    async def _elicit(self, message: str | ElicitRequestParams, schema: Any, key: str | None) -> ElicitResult[Any]:
+        params, shorthand = _elicit_params(message, schema)
+        url_mode = params.mode == "url"
+        self._require(
+            {"elicitation": {"url": {}} if url_mode else {}},
+            self.supports("elicitation.url" if url_mode else "elicitation"),
+        )
+        wire = dump(params)
+        for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
+            key_used, answer = await self._ask(ELICITATION_CREATE, wire, key)
+            result = _parse_elicit_answer(answer, schema, shorthand, url_mode)
+            if result is not None:
+                self._record.ledger.use(key_used, question_digest(ELICITATION_CREATE, wire), answer)
+                return result
+            self._invalid(key_used, "not a valid elicitation result for this schema")
+            key = key_used
+        raise AssertionError("unreachable: the second ask suspends")  # pragma: no cover
+
+    async def _sample(self, params: CreateMessageRequestParams, key: str | None) -> CreateMessageResult:
+        needs_tools = bool(params.tools or params.tool_choice)
+        caps = self._record.client_capabilities.get("sampling")
+        self._require(
+            {"sampling": {"tools": {}} if needs_tools else {}},
+            isinstance(caps, dict) and (not needs_tools or "tools" in caps),
+        )
+        result: CreateMessageResult = await self._typed_ask(SAMPLING_CREATE_MESSAGE, dump(params), key, CreateMessageResult)
+        return result
+
+    async def _list_roots(self, key: str | None) -> ListRootsResult:
+        self._require({"roots": {}}, self.supports("roots"))
+        roots: ListRootsResult = await self._typed_ask(ROOTS_LIST, {}, key, ListRootsResult)
+        return roots
+
+    async def _typed_ask(self, method: str, params: JSONObject, key: str | None, model: type[Any]) -> Any:
+        for _ in range(2):
+            key_used, answer = await self._ask(method, params, key)
+            try:
+                result = model.model_validate(answer)
+            except ValidationError:
+                self._invalid(key_used, f"not a valid {method} result")
+                key = key_used
+                continue
+            self._record.ledger.use(key_used, question_digest(method, params), answer)
+            return result
+        raise AssertionError("unreachable: the second ask suspends")  # pragma: no cover
+
+
+def _digest(request: InputRequest) -> str:
+    return question_digest(request.method, request.params)
+
+
+def _is_shorthand(schema: Any) -> bool:
+    if schema in (bool, str, int, float):
+        return True
+    if isinstance(schema, type) and issubclass(schema, enum.Enum):
+        return True
+    return get_origin(schema) is Literal
+
+
+def _elicit_params(message: str | ElicitRequestParams, schema: Any) -> tuple[ElicitRequestParams, bool]:
+    shorthand = schema is not None and _is_shorthand(schema)
+    if isinstance(message, ElicitRequestParams):
+        if message.mode == "url" or message.requested_schema is not None or schema is None:
+            return message, shorthand
+        return message.model_copy(update={"requested_schema": requested_schema_for(schema)}), shorthand
+    if schema is None:
+        raise TypeError("ctx.elicit(message, schema): a form needs a schema (a model or bool/str/int/...)")
+    return ElicitRequestParams(message=message, requested_schema=requested_schema_for(schema)), shorthand
+
+
+def _parse_elicit_answer(answer: Any, schema: Any, shorthand: bool, url_mode: bool) -> ElicitResult[Any] | None:
+    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+        return None
+    action = answer["action"]
+    if action != "accept" or url_mode or schema is None:
+        content = answer.get("content") if action == "accept" and schema is None else None
+        return ElicitResult[Any](action=action, content=content)
+    content = answer.get("content")
+    if not isinstance(content, dict):
+        return None
+    try:
+        value = TypeAdapter(schema).validate_python(content.get("value") if shorthand else content)
+    except ValidationError:
+        return None
+    return ElicitResult[Any](action="accept", content=value)
+
+
+# --- how ctx reaches a handler ----------------------------------------------------------------
+
+
+async def get_context(request: Request) -> ToolContext:
+    """FastAPI dependency: the context of the current MCP call, or of a plain REST call."""
+    record = request.scope.get(SCOPE_KEY)
+    if record is None:
+        from .rest import rest_record  # local: REST support builds on this module
+
+        record = await rest_record(request)
+    return ToolContext(record, request)
+
+
+Context = Annotated[ToolContext, Depends(get_context)]
+"""Declare ``ctx: Context`` in a path function to receive the :class:`ToolContext`."""

@@ -1,0 +1,64 @@
+"""Form-mode ``requestedSchema`` from a Pydantic model or a primitive shorthand.
+
+Elicitation forms are flat: an object of primitive properties (string, number, integer, boolean,
+enums and multi-select arrays). Pydantic's JSON Schema is made flat here: ``$ref`` to enums are
+inlined and ``Optional[X]`` becomes ``X`` (not required).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from ..protocol import JSONObject
+
+_KEEP = {
+    "type",
+    "title",
+    "description",
+    "default",
+    "enum",
+    "oneOf",
+    "anyOf",
+    "items",
+    "format",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "enumNames",
+    "minItems",
+    "maxItems",
+}
+
+
+def requested_schema_for(schema: Any) -> JSONObject:
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        raw = schema.model_json_schema()
+        defs = raw.get("$defs", {})
+        properties = {name: _flatten(prop, defs) for name, prop in raw.get("properties", {}).items()}
+        out: JSONObject = {"type": "object", "properties": properties}
+        if raw.get("required"):
+            out["required"] = list(raw["required"])
+        return out
+    value = _flatten(TypeAdapter(schema).json_schema(), {})
+    return {"type": "object", "properties": {"value": value}, "required": ["value"]}
+
+
+def _flatten(prop: JSONObject, defs: dict[str, Any]) -> JSONObject:
+    ref = prop.get("$ref")
+    if isinstance(ref, str):
+        merged = {**defs.get(ref.rsplit("/", 1)[-1], {}), **{k: v for k, v in prop.items() if k != "$ref"}}
+        return _flatten(merged, defs)
+    variants = prop.get("anyOf")
+    if isinstance(variants, list):
+        non_null = [v for v in variants if v.get("type") != "null"]
+        if len(non_null) == 1:  # Optional[X]
+            return _flatten({**non_null[0], **{k: v for k, v in prop.items() if k != "anyOf"}}, defs)
+    out = {k: v for k, v in prop.items() if k in _KEEP}
+    if "items" in out and isinstance(out["items"], dict):
+        out["items"] = _flatten(out["items"], defs)
+    if "enum" in out and "type" not in out:
+        out["type"] = "string"
+    return out

@@ -1,0 +1,164 @@
+"""One MRTR round on the server: open the incoming ``requestState``, seal the next one.
+
+Every check on the incoming state happens here, before any handler runs. Whatever the cause
+(tampered, expired, another tool, arguments or caller, replayed when single-use is on), the client
+gets one frozen error; the cause goes to the log only.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, McpError
+from .call import CallRecord
+from .options import ServerOptions
+from .replay import ReplayLedger
+from .request_state import (
+    InvalidRequestState,
+    RequestStateTooLarge,
+    StateBinding,
+    StateClaims,
+    StateKeyRing,
+    arguments_digest,
+    mint_request_state,
+    verify_request_state,
+)
+
+logger = logging.getLogger("fastapi_mrtr")
+
+INVALID_STATE_MESSAGE = "Invalid or expired requestState"
+
+
+class ServerError(McpError):
+    """A JSON-RPC error with the HTTP status it should travel with."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int = 400) -> None:
+        super().__init__(code, message, data)
+        self.http_status = http_status
+
+
+def invalid_state() -> ServerError:
+    return ServerError(INVALID_PARAMS, INVALID_STATE_MESSAGE, {"reason": "invalid_request_state"})
+
+
+def key_ring(options: ServerOptions) -> StateKeyRing:
+    if options.request_state_key is None:
+        logger.warning(
+            "fastapi-mrtr: no request_state_key configured; using an ephemeral per-process key. "
+            "requestState sealed by this process cannot be opened by another worker or replica, nor "
+            "after a restart: set ServerOptions(request_state_key=...) (or MRTR_STATE_KEY) for any "
+            "multi-worker or multi-replica deployment."
+        )
+        return StateKeyRing.ephemeral()
+    return StateKeyRing(options.request_state_key)
+
+
+class FlowSealer:
+    """Opens and seals ``requestState`` for one server, with its key ring and options."""
+
+    def __init__(self, options: ServerOptions, keys: StateKeyRing) -> None:
+        self.options = options
+        self.keys = keys
+        config = options.input_required_config
+        ttls = [t for t in (options.request_state_ttl, config.round_timeout) if t > 0]
+        self.round_ttl = min(ttls) if ttls else 0.0
+
+    def binding(
+        self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> StateBinding:
+        return StateBinding(
+            method=method,
+            target=target,
+            arguments_digest=arguments_digest(arguments),
+            audience=self.options.name,
+            principal=self.options.principal_resolver(headers),
+        )
+
+    async def open(
+        self, params: JSONObject, binding: StateBinding, headers: Mapping[str, str]
+    ) -> tuple[ReplayLedger, StateClaims | None]:
+        responses = params.get("inputResponses")
+        if responses is None:
+            responses = {}
+        if not isinstance(responses, dict):
+            raise ServerError(INVALID_PARAMS, "inputResponses must be an object mapping keys to results")
+        token = params.get("requestState")
+        if token is None:
+            accept = self.options.input_required_config.accept_unsolicited_answers
+            return ReplayLedger.first_round(responses, accept), None
+        claims = await self._verify(token, binding, headers)
+        return ReplayLedger.from_sealed(claims.data, responses), claims
+
+    async def _verify(self, token: object, binding: StateBinding, headers: Mapping[str, str]) -> StateClaims:
+        options = self.options
+        try:
+            claims = verify_request_state(
+                token, keys=self.keys, binding=binding, max_bytes=options.request_state_max_bytes
+            )
+            if options.request_state_verifier is not None:
+                outcome = options.request_state_verifier(claims, headers)
+                if inspect.isawaitable(outcome):
+                    await outcome
+        except InvalidRequestState as exc:
+            logger.warning("requestState refused for %s %r: %s", binding.method, binding.target, exc.reason)
+            raise invalid_state() from None
+        if options.replay_store is not None:
+            await self._consume(claims)
+        return claims
+
+    async def _consume(self, claims: StateClaims) -> None:
+        store = self.options.replay_store
+        assert store is not None
+        try:
+            first_use = await store.consume(claims.jti, claims.expires_at)
+        except Exception:
+            logger.exception("replay store unavailable; refusing the round (fail closed)")
+            raise ServerError(
+                INTERNAL_ERROR,
+                "requestState replay store unavailable; retry later",
+                {"reason": "replay_store_unavailable"},
+                http_status=503,
+            ) from None
+        if not first_use:
+            logger.warning("requestState %s was already used (single-use store)", claims.jti)
+            raise invalid_state()
+
+    def seal(self, record: CallRecord, binding: StateBinding, claims: StateClaims | None) -> str:
+        config = self.options.input_required_config
+        next_round = (claims.round if claims else 0) + 1
+        if next_round > config.max_rounds:
+            raise ServerError(
+                INVALID_PARAMS,
+                f"Too many input rounds: this flow reached the limit of {config.max_rounds}",
+                {"reason": "max_rounds_exceeded", "maxRounds": config.max_rounds},
+            )
+        now = time.time()
+        if claims is not None:
+            deadline = claims.flow_deadline
+        else:
+            deadline = int(now + config.flow_timeout) if config.flow_timeout > 0 else None
+        data = record.ledger.next_state(record.manual_state)
+        try:
+            return mint_request_state(
+                data,
+                keys=self.keys,
+                binding=binding,
+                ttl=self.round_ttl,
+                round=next_round,
+                flow_id=record.flow_id,
+                flow_deadline=deadline,
+                max_bytes=self.options.request_state_max_bytes,
+                now=now,
+            )
+        except RequestStateTooLarge:
+            logger.error("requestState for %r exceeds %d bytes", binding.target, self.options.request_state_max_bytes)
+            raise ServerError(
+                INTERNAL_ERROR,
+                "The state of this flow grew too large to send; keep ctx.once results small",
+                {"reason": "request_state_too_large"},
+                http_status=500,
+            ) from None

@@ -1,0 +1,134 @@
+"""Run a route in-process through the whole FastAPI app, as a REST call would, without a socket.
+
+The request goes through the app's middleware, routing, dependencies (``yield`` ones included),
+validation and exception handlers. Only the caller headers in ``forward_headers`` are passed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from starlette.types import ASGIApp, Message, Scope
+
+from ..protocol import JSONObject
+from .call import SCOPE_KEY, CallRecord, find_signal
+from .tools import CallPlan
+
+
+@dataclass
+class CapturedResponse:
+    status: int = 500
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    body: bytearray = field(default_factory=bytearray)
+
+    @property
+    def content_type(self) -> str:
+        for name, value in self.headers:
+            if name.lower() == b"content-type":
+                return value.decode("latin-1").split(";", 1)[0].strip().lower()
+        return ""
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def build_request(plan: CallPlan, arguments: Mapping[str, Any]) -> tuple[str, bytes, bytes, bytes]:
+    """(path, raw_path, query_string, body) for the route, from the tool arguments."""
+    path_values = {name: str(arguments.get(name, "")) for name in plan.path_params}
+    path = plan.path_format.format(**path_values) if path_values else plan.path_format
+    raw_path = plan.path_format.format(**{k: quote(v, safe="") for k, v in path_values.items()})
+    pairs: list[tuple[str, str]] = []
+    for name in plan.query_params:
+        value = arguments.get(name)
+        if value is None:
+            continue
+        values = value if isinstance(value, list) else [value]
+        pairs.extend((name, _query_value(v)) for v in values)
+    query = urlencode(pairs).encode() if pairs else b""
+    return path, raw_path.encode(), query, _body(plan, arguments)
+
+
+def _body(plan: CallPlan, arguments: Mapping[str, Any]) -> bytes:
+    if plan.body_mode == "none":
+        return b""
+    if plan.body_mode == "value":
+        value: Any = arguments.get(plan.body_params[0])
+    else:
+        value = {name: arguments[name] for name in plan.body_params if name in arguments}
+    if plan.form_body and isinstance(value, dict):
+        return urlencode({k: _query_value(v) for k, v in value.items()}, doseq=True).encode()
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def call_route(
+    app: ASGIApp,
+    outer_scope: Scope,
+    plan: CallPlan,
+    arguments: Mapping[str, Any],
+    forwarded: list[tuple[bytes, bytes]],
+    record: CallRecord,
+) -> CapturedResponse:
+    """Send the request through ``app``; returns what it answered (a suspended run answers nothing)."""
+    path, raw_path, query, body = build_request(plan, arguments)
+    content_type = b"application/x-www-form-urlencoded" if plan.form_body else b"application/json"
+    headers = [*forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+    scope: Scope = {
+        "type": "http",
+        "asgi": outer_scope.get("asgi", {"version": "3.0"}),
+        "http_version": outer_scope.get("http_version", "1.1"),
+        "method": plan.method,
+        "scheme": outer_scope.get("scheme", "http"),
+        "server": outer_scope.get("server"),
+        "client": outer_scope.get("client"),
+        "root_path": "",
+        "path": path,
+        "raw_path": raw_path,
+        "query_string": query,
+        "headers": headers,
+        "state": dict(outer_scope.get("state") or {}),
+        SCOPE_KEY: record,
+    }
+    captured = CapturedResponse()
+    sent_body = False
+
+    async def receive() -> Message:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # nothing more to read; the app is cancelled if it waits
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            captured.status = message["status"]
+            captured.headers = list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            captured.body += message.get("body", b"")
+
+    try:
+        await app(scope, receive, send)
+    except BaseException as exc:
+        if find_signal(exc) is None:
+            raise
+        # Suspended or missing a capability: the record says which; nothing is answered.
+    return captured
+
+
+def forwarded_headers(outer_scope: Scope, allowed: tuple[str, ...]) -> list[tuple[bytes, bytes]]:
+    wanted = {name.encode() for name in allowed}
+    return [(name, value) for name, value in outer_scope["headers"] if name.lower() in wanted]
+
+
+def decode_json(body: bytes) -> JSONObject | list[Any] | Any:
+    return json.loads(body)

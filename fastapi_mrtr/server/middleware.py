@@ -1,0 +1,61 @@
+"""The plugin's pure ASGI middleware on the host app.
+
+* Serves ``/mcp`` as well as ``/mcp/`` (Starlette's ``Mount`` would answer the first with a
+  307 redirect, which MCP clients do not follow for POST).
+* Catches the suspension signal of a plain REST call and answers 428 ``input_required``.
+* Lets the signal of an in-process MCP call through: the dispatcher reads the call record.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .call import SCOPE_KEY, CallRecord, find_signal
+from .rest import SERVER_KEY, input_required_body
+from .transport import encode, send_json
+
+if TYPE_CHECKING:
+    from .app import MCP
+
+logger = logging.getLogger("fastapi_mrtr")
+
+
+class MrtrMiddleware:
+    def __init__(self, app: ASGIApp, server: MCP) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if SCOPE_KEY in scope:  # an in-process tool call: its dispatcher handles suspension
+            await self.app(scope, receive, send)
+            return
+        mount = self.server.mount_path
+        if mount is not None and scope["path"] == mount:
+            scope = {**scope, "path": mount + "/", "raw_path": (mount + "/").encode()}
+        scope[SERVER_KEY] = self.server
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except BaseException as exc:
+            if find_signal(exc) is None:
+                raise
+        record: CallRecord | None = scope.get("fastapi_mrtr.rest")
+        if record is None or not (record.suspended or record.missing_capability is not None):
+            return
+        if started:
+            logger.error("an endpoint asked for input after its response had started; the ask is lost")
+            return
+        status, body = input_required_body(record)
+        await send_json(send, status, encode(body))

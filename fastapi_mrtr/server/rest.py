@@ -1,0 +1,90 @@
+"""Plain REST calls of an endpoint that asks for input.
+
+A REST caller gets ``428 Precondition Required`` with the same body an MCP client would get
+(``resultType: "input_required"``, ``inputRequests``, ``requestState``). It answers by repeating
+the same request with two headers: ``MRTR-Request-State`` (the state, verbatim) and
+``MRTR-Input-Responses`` (a JSON object of key -> bare result). The state is bound to the HTTP
+method, the path, the query and a digest of the body, and to the caller's Authorization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from fastapi import HTTPException, Request
+
+from ..protocol import JSONObject
+from .call import CallRecord
+from .flow import ServerError
+from .rounds import pending_requests
+
+if TYPE_CHECKING:
+    from .app import MCP
+
+SERVER_KEY = "fastapi_mrtr.server"
+STATE_HEADER = "mrtr-request-state"
+RESPONSES_HEADER = "mrtr-input-responses"
+# A REST caller is a program that can show anything to its user.
+REST_CAPABILITIES: JSONObject = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+
+
+async def rest_record(request: Request) -> CallRecord:
+    server: MCP | None = request.scope.get(SERVER_KEY)
+    if server is None:
+        raise RuntimeError("ctx is only available in apps that created MCP(app)")
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    responses = _responses(headers.get(RESPONSES_HEADER))
+    body = await request.body()
+    target = f"{request.method} {request.url.path}"
+    arguments = {"query": str(request.query_params), "body": hashlib.sha256(body).hexdigest()}
+    sealer = server.sealer
+    binding = sealer.binding("rest", target, arguments, headers)
+    params: JSONObject = {"inputResponses": responses}
+    if headers.get(STATE_HEADER):
+        params["requestState"] = headers[STATE_HEADER]
+    try:
+        ledger, claims = await sealer.open(params, binding, headers)
+    except ServerError as exc:
+        raise HTTPException(exc.http_status, detail=exc.to_error()) from None
+    record = CallRecord(
+        method="rest",
+        target=target,
+        arguments=arguments,
+        client_capabilities=REST_CAPABILITIES,
+        ledger=ledger,
+        flow_id=claims.flow_id if claims else None,
+        round=claims.round if claims else 0,
+        strict_replay=sealer.options.strict_replay,
+    )
+
+    def seal() -> str:
+        return sealer.seal(record, binding, claims)
+
+    record.extras["seal"] = seal
+    request.scope["fastapi_mrtr.rest"] = record
+    return record
+
+
+def _responses(raw: str | None) -> JSONObject:
+    if not raw:
+        return {}
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise HTTPException(400, detail=f"{RESPONSES_HEADER} must be a JSON object of key -> result")
+    return value
+
+
+def input_required_body(record: CallRecord) -> tuple[int, JSONObject]:
+    """(status, body) of the 428 answer for a REST record that is waiting for input."""
+    if record.missing_capability is not None:
+        return 400, {"detail": "missing client capability", "requiredCapabilities": record.missing_capability}
+    try:
+        token = record.extras["seal"]()
+    except ServerError as exc:
+        return exc.http_status, {"detail": exc.to_error()}
+    return 428, {"resultType": "input_required", "inputRequests": pending_requests(record), "requestState": token}

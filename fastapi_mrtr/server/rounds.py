@@ -1,0 +1,62 @@
+"""Run one MRTR round of ``tools/call``, ``prompts/get`` or ``resources/read``.
+
+Open the incoming state (refusing bad state before anything runs), run the handler with the
+answers it has, then either return its complete result or answer ``input_required`` with the
+questions it is waiting for and the next sealed state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from ..mrtr import InputRequest
+from ..protocol import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONObject, dump
+from .call import CallRecord
+from .endpoint import RpcRequest
+from .flow import FlowSealer, ServerError
+
+RunHandler = Callable[[CallRecord], Awaitable[JSONObject]]
+
+
+async def run_round(
+    sealer: FlowSealer, rpc: RpcRequest, method: str, target: str, arguments: JSONObject, run: RunHandler
+) -> JSONObject:
+    binding = sealer.binding(method, target, arguments, rpc.headers)
+    ledger, claims = await sealer.open(rpc.params, binding, rpc.headers)
+    record = CallRecord(
+        method=method,
+        target=target,
+        arguments=arguments,
+        client_capabilities=rpc.client_capabilities,
+        ledger=ledger,
+        flow_id=claims.flow_id if claims else None,
+        round=claims.round if claims else 0,
+        progress_token=rpc.progress_token,
+        log_level=rpc.log_level,
+        notify=rpc.notify,
+        strict_replay=sealer.options.strict_replay,
+    )
+    result = await run(record)
+    if record.missing_capability is not None:
+        raise missing_capability(record.missing_capability)
+    if not record.wants_input:
+        return result
+    return {
+        "resultType": "input_required",
+        "inputRequests": pending_requests(record),
+        "requestState": sealer.seal(record, binding, claims),
+    }
+
+
+def missing_capability(required: JSONObject) -> ServerError:
+    return ServerError(
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability",
+        {"requiredCapabilities": required},
+    )
+
+
+def pending_requests(record: CallRecord) -> JSONObject:
+    if record.manual_requests is not None:
+        return {key: dump(request) for key, request in record.manual_requests.items()}
+    return {ask.key: dump(InputRequest(method=ask.method, params=ask.params)) for ask in record.ledger.pending}

@@ -1,0 +1,126 @@
+"""``tools/list`` and ``tools/call``: the registry of tools resolved from the app's routes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from ..protocol import INVALID_PARAMS, JSONObject
+from .call import CallRecord, find_exception
+from .context import ReplayDivergedError
+from .endpoint import RpcRequest
+from .flow import FlowSealer, ServerError
+from .invoke import call_route, forwarded_headers
+from .options import ServerOptions
+from .pagination import page
+from .results import error_result, tool_result
+from .rounds import run_round
+from .tools import ToolDefinition, ToolSpec, build_tool
+
+logger = logging.getLogger("fastapi_mrtr")
+
+
+class ToolRegistry:
+    """Tool specs from ``@mcp.tool()``, resolved lazily against the app's routes.
+
+    Resolution happens when a spec's route exists (at decoration time when the decorator sits
+    above ``@app.get``) or on the first request that needs it, and again whenever routes were
+    added, so routes registered after ``MCP(app)`` (``include_router`` included) are seen.
+    """
+
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
+        self._specs: list[ToolSpec] = []
+        self._tools: dict[str, ToolDefinition] = {}
+        self._routes_seen = -1
+
+    def add(self, spec: ToolSpec) -> None:
+        if any(s.name == spec.name for s in self._specs):
+            raise ValueError(f"an MCP tool named {spec.name!r} is already registered")
+        self._specs.append(spec)
+        route = self._route_of(spec.endpoint)
+        if route is not None:  # build now, so schema problems surface at registration
+            self._tools[spec.name] = build_tool(spec, route)
+
+    def resolved(self) -> dict[str, ToolDefinition]:
+        if self._routes_seen != len(self._app.router.routes) or len(self._tools) != len(self._specs):
+            self._resolve()
+        return self._tools
+
+    def _resolve(self) -> None:
+        tools: dict[str, ToolDefinition] = {}
+        for spec in self._specs:
+            known = self._tools.get(spec.name)
+            route = self._route_of(spec.endpoint)
+            if route is None:
+                raise RuntimeError(
+                    f"@mcp.tool() {spec.name!r}: {spec.endpoint.__qualname__} is not a route of this app; "
+                    "decorate a FastAPI path function (e.g. put @mcp.tool() above @app.get(...))"
+                )
+            tools[spec.name] = known if known is not None and known.route is route else build_tool(spec, route)
+        self._tools = tools
+        self._routes_seen = len(self._app.router.routes)
+
+    def _route_of(self, endpoint: Callable[..., object]) -> APIRoute | None:
+        for route in self._app.router.routes:
+            if isinstance(route, APIRoute) and route.endpoint is endpoint:
+                return route
+        return None
+
+
+class ToolMethods:
+    def __init__(self, app: FastAPI, registry: ToolRegistry, sealer: FlowSealer, options: ServerOptions) -> None:
+        self._app = app
+        self._registry = registry
+        self._sealer = sealer
+        self._options = options
+
+    async def list_tools(self, rpc: RpcRequest) -> JSONObject:
+        tools = [tool.wire for tool in self._registry.resolved().values()]
+        items, next_cursor = page(tools, rpc.params.get("cursor"), self._options.page_size)
+        result: JSONObject = {
+            "resultType": "complete",
+            "tools": items,
+            "ttlMs": self._options.cache_ttl_ms,
+            "cacheScope": self._options.cache_scope,
+        }
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def call_tool(self, rpc: RpcRequest) -> JSONObject:
+        name = rpc.params.get("name")
+        if not isinstance(name, str):
+            raise ServerError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
+        tool = self._registry.resolved().get(name)
+        if tool is None:
+            raise ServerError(INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = rpc.params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ServerError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        forwarded = forwarded_headers(rpc.scope, self._options.forward_headers)
+
+        async def run(record: CallRecord) -> JSONObject:
+            try:
+                response = await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record)
+            except Exception as exc:
+                return _unexpected(tool, exc)
+            if record.wants_input or record.missing_capability is not None:
+                return {}
+            return tool_result(tool, response)
+
+        return await run_round(self._sealer, rpc, "tools/call", name, arguments, run)
+
+
+def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:
+    diverged = find_exception(exc, ReplayDivergedError)
+    if diverged is not None:
+        logger.warning("tool %r: %s", tool.name, diverged)
+        return error_result(str(diverged))
+    logger.error("tool %r raised an unexpected exception", tool.name, exc_info=exc)
+    return error_result(f"Tool {tool.name!r} failed with an internal error; the details were logged on the server.")

@@ -1,0 +1,298 @@
+"""From a FastAPI route to an MCP tool: name, description, annotations, schemas and a call plan.
+
+Everything here is computed once per tool, when the route is first resolved, so that a
+``tools/call`` only fills in a precomputed plan. Header, cookie and security parameters are never
+tool arguments: they come from the caller's own HTTP request (see ``forward_headers``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from fastapi import params as fastapi_params
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, TypeAdapter
+from pydantic.fields import FieldInfo
+
+from ..protocol import CallToolResult, JSONObject, ToolAnnotations, dump
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+BodyMode = Literal["none", "fields", "value", "embedded"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What ``@mcp.tool(...)`` was told; resolved against the app's routes later."""
+
+    endpoint: Callable[..., Any]
+    name: str
+    title: str | None = None
+    description: str | None = None
+    annotations: ToolAnnotations | None = None
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """How tool arguments become an HTTP request to the route."""
+
+    method: str
+    path_format: str
+    path_params: tuple[str, ...]
+    query_params: tuple[str, ...]
+    body_mode: BodyMode
+    body_params: tuple[str, ...]
+    form_body: bool = False
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    spec: ToolSpec
+    route: APIRoute
+    plan: CallPlan
+    wire: JSONObject  # the tools/list entry, ready to send
+    output_wrapped: bool  # structuredContent is {"result": value} (non-object output)
+    has_output_schema: bool
+    raw_result: bool  # the route returns a CallToolResult: its JSON is the tool result
+    arguments: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def validate_tool_name(name: str) -> str:
+    if not TOOL_NAME.match(name):
+        raise ValueError(
+            f"invalid MCP tool name {name!r}: use 1 to 64 characters of letters, digits, '_', '-' or '.'"
+            " (pass name=... to @mcp.tool())"
+        )
+    return name
+
+
+def default_annotations(method: str) -> ToolAnnotations:
+    """Hints from the HTTP method's semantics (RFC 9110): GET is safe, PUT and GET idempotent."""
+    return ToolAnnotations(
+        read_only_hint=True if method == "GET" else None,
+        destructive_hint=True if method == "DELETE" else None,
+        idempotent_hint=True if method in ("GET", "PUT") else None,
+    )
+
+
+def build_tool(spec: ToolSpec, route: APIRoute) -> ToolDefinition:
+    method = _route_method(route)
+    plan, arguments = _call_plan(spec.name, route, method)
+    input_schema = _input_schema(spec.name, route, plan)
+    raw_result = _returns_call_tool_result(route)
+    output_schema, wrapped = (None, False) if raw_result else _output_schema(route)
+    annotations = default_annotations(method).model_copy(
+        update=spec.annotations.model_dump(exclude_none=True) if spec.annotations else {}
+    )
+    description = spec.description or inspect.getdoc(spec.endpoint) or route.description or route.summary
+    wire: JSONObject = {"name": spec.name, "inputSchema": input_schema}
+    title = spec.title or (spec.annotations.title if spec.annotations else None)
+    if title:
+        wire["title"] = title
+    if description:
+        wire["description"] = description
+    if output_schema is not None:
+        wire["outputSchema"] = output_schema
+    hints = dump(annotations)
+    if hints:
+        wire["annotations"] = hints
+    return ToolDefinition(
+        spec=spec,
+        route=route,
+        plan=plan,
+        wire=wire,
+        output_wrapped=wrapped,
+        has_output_schema=output_schema is not None,
+        raw_result=raw_result,
+        arguments=frozenset(arguments),
+    )
+
+
+def _route_method(route: APIRoute) -> str:
+    declared = route.methods or {"GET"}
+    methods = sorted(declared - {"HEAD", "OPTIONS"}) or sorted(declared)
+    # A route for several methods is exposed with the most conservative one, GET first.
+    return "GET" if "GET" in methods else methods[0]
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+
+def _collect_params(route: APIRoute) -> tuple[list[Any], list[Any], list[Any]]:
+    """Path, query and body fields of the route and of all its sub-dependencies (each once)."""
+    path: list[Any] = []
+    query: list[Any] = []
+    body: list[Any] = []
+    seen: set[int] = set()
+    stack = [route.dependant]
+    while stack:
+        dependant = stack.pop()
+        if id(dependant) in seen:
+            continue
+        seen.add(id(dependant))
+        path.extend(dependant.path_params)
+        query.extend(_expand_param_models(dependant.query_params))
+        body.extend(dependant.body_params)
+        stack.extend(reversed(dependant.dependencies))
+    return _unique(path), _unique(query), _unique(body)
+
+
+def _expand_param_models(fields: list[Any]) -> list[Any]:
+    """``Annotated[Model, Query()]`` spreads the model's fields as individual query parameters."""
+    from fastapi._compat import ModelField  # FastAPI's own wrapper, to stay alike
+
+    out: list[Any] = []
+    for f in fields:
+        annotation = f.field_info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            for name, info in annotation.model_fields.items():
+                out.append(ModelField(field_info=info, name=name))
+        else:
+            out.append(f)
+    return out
+
+
+def _unique(fields: list[Any]) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for f in fields:
+        seen.setdefault(f.alias, f)
+    return list(seen.values())
+
+
+def _flat_body_model(body: list[Any]) -> type[BaseModel] | None:
+    """The body model whose fields become top-level arguments (a lone, non-embedded model)."""
+    if len(body) != 1 or getattr(body[0].field_info, "embed", False):
+        return None
+    annotation = body[0].field_info.annotation
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _call_plan(tool: str, route: APIRoute, method: str) -> tuple[CallPlan, list[str]]:
+    path, query, body = _collect_params(route)
+    flat = _flat_body_model(body)
+    if flat is not None:
+        body_names = [info.alias or name for name, info in flat.model_fields.items()]
+        mode: BodyMode = "fields"
+    elif len(body) == 1 and not getattr(body[0].field_info, "embed", False):
+        body_names, mode = [body[0].alias], "value"
+    else:
+        body_names, mode = [f.alias for f in body], ("embedded" if body else "none")
+    names = [f.alias for f in path] + [f.alias for f in query] + body_names
+    _refuse_collisions(tool, names)
+    form = bool(body) and isinstance(body[0].field_info, fastapi_params.Form)
+    plan = CallPlan(
+        method=method,
+        path_format=route.path_format,
+        path_params=tuple(f.alias for f in path),
+        query_params=tuple(f.alias for f in query),
+        body_mode=mode,
+        body_params=tuple(body_names),
+        form_body=form,
+    )
+    return plan, names
+
+
+def _refuse_collisions(tool: str, names: list[str]) -> None:
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(
+            f"tool {tool!r}: parameter name(s) {', '.join(duplicates)} appear more than once across the "
+            "path, query and body; rename one (e.g. with alias=) so every tool argument is unambiguous"
+        )
+
+
+def _input_schema(tool: str, route: APIRoute, plan: CallPlan) -> JSONObject:
+    path, query, body = _collect_params(route)
+    fields: dict[str, tuple[Any, FieldInfo]] = {}
+    for f in [*path, *query]:
+        fields[f.alias] = (f.field_info.annotation, f.field_info)
+    flat = _flat_body_model(body)
+    if flat is not None:
+        for name, info in flat.model_fields.items():
+            fields[info.alias or name] = (info.annotation, info)
+    else:
+        for f in body:
+            fields[f.alias] = (f.field_info.annotation, f.field_info)
+    return _schema_of_fields(tool, fields)
+
+
+def _constrained(annotation: Any, info: FieldInfo) -> Any:
+    """The argument's type with its constraints (``ge=``, ``max_length=``...) attached."""
+    if not info.metadata:
+        return annotation
+    return Annotated.__class_getitem__((annotation, *info.metadata))  # type: ignore[attr-defined]
+
+
+def _schema_of_fields(tool: str, fields: dict[str, tuple[Any, FieldInfo]]) -> JSONObject:
+    # One generation pass over every argument, so models shared by several arguments (and
+    # recursive ones) land once in a common $defs instead of being inlined or repeated.
+    adapters = [
+        (alias, "validation", TypeAdapter(_constrained(annotation, info)))
+        for alias, (annotation, info) in fields.items()
+    ]
+    schemas, top = TypeAdapter.json_schemas(adapters, ref_template="#/$defs/{model}")
+    properties: JSONObject = {}
+    required: list[str] = []
+    for alias, (_, info) in fields.items():
+        prop = dict(schemas[(alias, "validation")])
+        prop.setdefault("title", info.title or alias.replace("_", " ").title())
+        if info.description:
+            prop["description"] = info.description
+        if info.is_required():
+            required.append(alias)
+        else:
+            default = info.get_default(call_default_factory=True)
+            with contextlib.suppress(Exception):  # a default that is not JSON stays out of the schema
+                prop["default"] = TypeAdapter(Any).dump_python(default, mode="json")
+        properties[alias] = prop
+    schema: JSONObject = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    if top.get("$defs"):
+        schema["$defs"] = top["$defs"]
+    return schema
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+def _returns_call_tool_result(route: APIRoute) -> bool:
+    model = route.response_model
+    return isinstance(model, type) and issubclass(model, CallToolResult)
+
+
+def _output_schema(route: APIRoute) -> tuple[JSONObject | None, bool]:
+    model = route.response_model
+    if model is None:
+        return None, False
+    schema = TypeAdapter(model).json_schema(mode="serialization", by_alias=True)
+    schema = _resolve_root_ref(schema)
+    if schema.get("type") == "object":
+        return schema, False
+    defs = schema.pop("$defs", None)
+    wrapped: JSONObject = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    if defs:
+        wrapped["$defs"] = defs
+    return wrapped, True
+
+
+def _resolve_root_ref(schema: JSONObject) -> JSONObject:
+    """Pydantic gives a self-recursive model as a bare ``$ref``; MCP wants the object at the root."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/") or len(schema) != 2:
+        return schema
+    defs = schema["$defs"]
+    target = dict(defs[ref.removeprefix("#/$defs/")])
+    target["$defs"] = defs
+    return target

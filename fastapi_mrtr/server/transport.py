@@ -1,0 +1,103 @@
+"""Streamable HTTP plumbing: bounded body reads, DNS-rebinding checks, JSON and SSE answers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # nginx must not buffer a stream of progress events
+]
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class ClientDisconnected(Exception):
+    pass
+
+
+def encode(message: Any) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def header_map(scope: Scope) -> dict[str, str]:
+    """Lower-case header names to values; repeated headers are joined as HTTP allows."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge()
+    chunks = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected()
+        chunks += message.get("body", b"")
+        if len(chunks) > limit:
+            raise BodyTooLarge()
+        if not message.get("more_body", False):
+            return bytes(chunks)
+
+
+def _hostname(value: str) -> str:
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def host_allowed(host: str | None, allowed: tuple[str, ...]) -> bool:
+    if host is None:
+        return True
+    name = _hostname(host)
+    return name in LOCAL_HOSTS or "*" in allowed or name in allowed or host.lower() in allowed
+
+
+def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
+    if origin is None:
+        return True
+    if "*" in allowed or origin in allowed:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    return bool(sep) and scheme in ("http", "https") and _hostname(rest.split("/", 1)[0]) in LOCAL_HOSTS
+
+
+def decode_header_value(value: str) -> str:
+    """Undo the ``=?base64?...?=`` form the spec uses for non-ASCII header values."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return value
+    return value.strip()
+
+
+async def send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0"), *(extra or [])]}
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+def sse_event(message: Any) -> bytes:
+    return b"event: message\ndata: " + encode(message) + b"\n\n"
