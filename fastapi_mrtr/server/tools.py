@@ -237,7 +237,7 @@ def _constrained(annotation: Any, info: FieldInfo) -> Any:
 def _schema_of_fields(tool: str, fields: dict[str, tuple[Any, FieldInfo]]) -> JSONObject:
     # One generation pass over every argument, so models shared by several arguments (and
     # recursive ones) land once in a common $defs instead of being inlined or repeated.
-    adapters = [
+    adapters: list[tuple[str, Literal["validation"], TypeAdapter[Any]]] = [
         (alias, "validation", TypeAdapter(_constrained(annotation, info)))
         for alias, (annotation, info) in fields.items()
     ]
