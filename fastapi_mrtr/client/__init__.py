@@ -1,0 +1,71 @@
+"""An async MCP 2026-07-28 client over Streamable HTTP, with MRTR (SEP-2322) auto-fulfilment.
+
+::
+
+    async with MrtrClient("http://127.0.0.1:8000/mcp") as client:
+        client.set_elicitation_handler(lambda params: {"action": "accept", "content": {"ok": True}})
+        result = await client.call_tool("delete_item", {"item": "report.txt"})
+
+See ``docs/client.md``. ``python -m fastapi_mrtr.client URL [TOOL ...]`` is the terminal client.
+"""
+
+from __future__ import annotations
+
+from ..config import InputRequiredConfig
+from ..mrtr import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequiredResult,
+    ListRootsResult,
+    Root,
+)
+from ..protocol import McpError
+from ._errors import (
+    FlowTimeoutError,
+    HttpStatusError,
+    InputRequiredRoundsExceeded,
+    InputRequiredTimeout,
+    InvalidServerResponse,
+    InvalidToolHeaders,
+    McpServerError,
+    MrtrClientError,
+    RoundTimeoutError,
+    StreamClosedError,
+)
+from ._handlers import ElicitationHandler, RootsHandler, SamplingHandler
+from ._session import Client, MrtrClient
+from ._types import NotificationCallback, ProgressCallback, ProgressNotification
+from .options import ClientOptions
+
+__all__ = [
+    "Client",
+    "ClientOptions",
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "ElicitRequestParams",
+    "ElicitResult",
+    "ElicitationHandler",
+    "FlowTimeoutError",
+    "HttpStatusError",
+    "InputRequiredConfig",
+    "InputRequiredResult",
+    "InputRequiredRoundsExceeded",
+    "InputRequiredTimeout",
+    "InvalidServerResponse",
+    "InvalidToolHeaders",
+    "ListRootsResult",
+    "McpError",
+    "McpServerError",
+    "MrtrClient",
+    "MrtrClientError",
+    "NotificationCallback",
+    "ProgressCallback",
+    "ProgressNotification",
+    "Root",
+    "RootsHandler",
+    "RoundTimeoutError",
+    "SamplingHandler",
+    "StreamClosedError",
+]

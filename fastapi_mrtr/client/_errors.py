@@ -1,0 +1,103 @@
+"""Errors the client raises.
+
+::
+
+    McpError (fastapi_mrtr.protocol)       a JSON-RPC error: code, message, data
+    ├── raised locally with -32601           no handler for an input request's method
+    ├── raised locally with -32602           an input request whose params do not parse
+    └── McpServerError                       the server answered with a JSON-RPC error
+                                              (adds http_status and request_id)
+    MrtrClientError                          a client-side failure that is not a JSON-RPC error
+    ├── InputRequiredRoundsExceeded          still ``input_required`` after max_rounds retries;
+    │                                         carries last_result
+    ├── InputRequiredTimeout (TimeoutError)
+    │   ├── RoundTimeoutError                one round's handlers outlived round_timeout
+    │   └── FlowTimeoutError                 the whole flow outlived max_total_timeout
+    ├── InvalidServerResponse                a reply that breaks the wire rules (not JSON-RPC,
+    │                                         wrong id, unknown resultType, bad result shape)
+    ├── HttpStatusError                      a non-2xx HTTP reply without a JSON-RPC error body
+    ├── StreamClosedError                    an SSE stream ended before the response
+    └── InvalidToolHeaders (ValueError)      a tool's x-mcp-header annotations break SEP-2243;
+                                              list_tools drops it and call_tool refuses it
+
+Network failures are httpx's own exceptions (``httpx.ConnectError`` ...), left unwrapped so that
+code written against httpx keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..mrtr import InputRequiredResult
+from ..protocol import McpError, RequestId
+
+
+class McpServerError(McpError):
+    """A JSON-RPC error sent by the server (``code``, ``message``, ``data`` as received)."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        http_status: int | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        super().__init__(code, message, data)
+        self.http_status = http_status
+        self.request_id = request_id
+
+
+class MrtrClientError(Exception):
+    """Base of the client-side failures that are not JSON-RPC errors."""
+
+
+class InputRequiredRoundsExceeded(MrtrClientError):
+    """The server still wanted input after ``max_rounds`` retries."""
+
+    def __init__(self, max_rounds: int, last_result: InputRequiredResult) -> None:
+        super().__init__(f"still input_required after {max_rounds} retries")
+        self.max_rounds = max_rounds
+        self.last_result = last_result
+
+
+class InputRequiredTimeout(MrtrClientError, TimeoutError):
+    """An MRTR time bound elapsed (see the two subclasses)."""
+
+    def __init__(self, message: str, timeout: float) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+
+
+class RoundTimeoutError(InputRequiredTimeout):
+    """The handlers of one round did not finish within ``round_timeout``."""
+
+
+class FlowTimeoutError(InputRequiredTimeout):
+    """The whole flow (all rounds and requests) did not finish within ``max_total_timeout``."""
+
+
+class InvalidServerResponse(MrtrClientError):
+    """The server's reply breaks the protocol; ``body`` is the offending payload when known."""
+
+    def __init__(self, message: str, body: Any = None) -> None:
+        super().__init__(message)
+        self.body = body
+
+
+class HttpStatusError(MrtrClientError):
+    """A non-2xx HTTP reply that carries no JSON-RPC error (e.g. 401, 406, 502)."""
+
+    def __init__(self, status_code: int, body: str) -> None:
+        super().__init__(f"HTTP {status_code}: {body[:200]}" if body else f"HTTP {status_code}")
+        self.status_code = status_code
+        self.body = body
+
+
+class StreamClosedError(MrtrClientError):
+    """The SSE stream closed before carrying the response; the request's outcome is unknown."""
+
+
+class InvalidToolHeaders(MrtrClientError, ValueError):
+    """A tool's ``x-mcp-header`` annotations break SEP-2243, so the tool must not be called."""

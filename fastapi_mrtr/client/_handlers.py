@@ -1,0 +1,149 @@
+"""Answering ``inputRequests``: dispatch by method to the registered handlers, concurrently.
+
+Handlers may be sync or async. A sync handler runs in a worker thread, so a blocking one (a
+terminal prompt) neither stalls the event loop nor the other handlers of its round, and the
+round timeout can still fire (the thread is abandoned, its answer dropped).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar, Union
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ValidationError
+
+from ..mrtr import (
+    ELICITATION_CREATE,
+    ROOTS_LIST,
+    SAMPLING_CREATE_MESSAGE,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequest,
+    ListRootsResult,
+    make_input_response_from_create_message_result,
+    make_input_response_from_elicit_result,
+    make_input_response_from_list_roots_result,
+)
+from ..protocol import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, McpError
+
+R = TypeVar("R")
+
+ElicitationAnswer = Union[ElicitResult[Any], JSONObject]
+SamplingAnswer = Union[CreateMessageResult, JSONObject]
+RootsAnswer = Union[ListRootsResult, JSONObject]
+
+ElicitationHandler = Callable[[ElicitRequestParams], Union[ElicitationAnswer, Awaitable[ElicitationAnswer]]]
+SamplingHandler = Callable[[CreateMessageRequestParams], Union[SamplingAnswer, Awaitable[SamplingAnswer]]]
+RootsHandler = Callable[[], Union[RootsAnswer, Awaitable[RootsAnswer]]]
+
+InputAnswer = Union[ElicitResult[Any], CreateMessageResult, ListRootsResult, JSONObject]
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    call = getattr(fn, "__call__", None)  # noqa: B004 - async __call__ on instances
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+async def _invoke(fn: Callable[..., Any], *args: Any) -> Any:
+    if _is_async(fn):
+        return await fn(*args)
+    value = await anyio.to_thread.run_sync(lambda: fn(*args), abandon_on_cancel=True)
+    if inspect.isawaitable(value):  # e.g. a partial() or lambda wrapping a coroutine function
+        value = await value
+    return value
+
+
+def _parse(model: type[BaseModel], method: str, params: JSONObject | None) -> Any:
+    try:
+        return model.model_validate(params or {})
+    except ValidationError as exc:
+        raise McpError(INVALID_PARAMS, f"invalid params for {method}: {exc.errors()[0]['msg']}") from exc
+
+
+def bare_response(method: str, answer: Any) -> JSONObject:
+    """The ``inputResponses`` value for a handler's answer (a model or a dict): a bare result."""
+    try:
+        if method == ELICITATION_CREATE:
+            elicit = answer if isinstance(answer, ElicitResult) else ElicitResult[Any].model_validate(answer)
+            return make_input_response_from_elicit_result(elicit)
+        if method == SAMPLING_CREATE_MESSAGE:
+            sample = answer if isinstance(answer, CreateMessageResult) else CreateMessageResult.model_validate(answer)
+            return make_input_response_from_create_message_result(sample)
+        if method == ROOTS_LIST:
+            roots = answer if isinstance(answer, ListRootsResult) else ListRootsResult.model_validate(answer)
+            return make_input_response_from_list_roots_result(roots)
+    except ValidationError as exc:
+        raise TypeError(f"handler for {method} returned an invalid answer: {exc}") from exc
+    raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+class InputHandlers:
+    """The registered handlers; they decide the capabilities declared on every request."""
+
+    def __init__(self) -> None:
+        self.elicitation: ElicitationHandler | None = None
+        self.sampling: SamplingHandler | None = None
+        self.roots: RootsHandler | None = None
+
+    def capabilities(self) -> JSONObject:
+        """``clientCapabilities`` implied by the handlers (a fresh dict each time)."""
+        caps: JSONObject = {}
+        if self.elicitation is not None:
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self.sampling is not None:
+            caps["sampling"] = {}
+        if self.roots is not None:
+            caps["roots"] = {}
+        return caps
+
+    def _handler_for(self, method: str) -> Callable[..., Any]:
+        handler: Callable[..., Any] | None = {
+            ELICITATION_CREATE: self.elicitation,
+            SAMPLING_CREATE_MESSAGE: self.sampling,
+            ROOTS_LIST: self.roots,
+        }.get(method)
+        if handler is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: no handler for {method!r}")
+        return handler
+
+    async def answer(self, request: InputRequest) -> JSONObject:
+        """Run the handler for one input request and return its bare result."""
+        handler = self._handler_for(request.method)
+        if request.method == ELICITATION_CREATE:
+            value = await _invoke(handler, _parse(ElicitRequestParams, request.method, request.params))
+        elif request.method == SAMPLING_CREATE_MESSAGE:
+            value = await _invoke(handler, _parse(CreateMessageRequestParams, request.method, request.params))
+        else:
+            value = await _invoke(handler)
+        return bare_response(request.method, value)
+
+    async def answer_all(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
+        """Answer every request of one round concurrently, keyed as the server keyed them.
+
+        Every method is checked before any handler runs, so a round nobody can fully answer
+        prompts nobody. The first failure cancels the other handlers and is re-raised as is.
+        """
+        for request in requests.values():
+            self._handler_for(request.method)
+        answers: dict[str, JSONObject] = {}
+        failures: list[BaseException] = []
+
+        async with anyio.create_task_group() as group:
+
+            async def run(key: str, request: InputRequest) -> None:
+                try:
+                    answers[key] = await self.answer(request)
+                except Exception as exc:  # surfaced after the group, unwrapped
+                    failures.append(exc)
+                    group.cancel_scope.cancel()
+
+            for key, request in requests.items():
+                group.start_soon(run, key, request)
+        if failures:
+            raise failures[0]
+        return answers

@@ -1,0 +1,141 @@
+"""The HTTP headers of a 2026-07-28 request (SEP-2243).
+
+Standard headers mirror the body so intermediaries can route without parsing JSON:
+``MCP-Protocol-Version``, ``Mcp-Method``, and ``Mcp-Name`` for the three named methods. Custom
+``Mcp-Param-{Name}`` headers mirror tool arguments whose schema property says
+``"x-mcp-header": "Name"``. A tool whose annotations break the rules is unusable: the client
+must not call it, so :func:`scan_param_headers` rejects it and ``list_tools`` drops it.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol import JSONObject
+from ._errors import InvalidToolHeaders
+
+ACCEPT = "application/json, text/event-stream"
+NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+X_MCP_HEADER = "x-mcp-header"
+PARAM_PREFIX = "Mcp-Param-"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field-name token
+_HEADER_TYPES = ("string", "integer", "boolean")
+_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
+
+# Subschema keywords: an annotation anywhere under these is unreachable through ``properties``.
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_VALUES = (
+    "items", "contains", "additionalProperties", "unevaluatedProperties", "unevaluatedItems",
+    "propertyNames", "not", "if", "then", "else",
+)  # fmt: skip
+_SCHEMA_MAPS = ("patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+@dataclass(frozen=True)
+class ParamHeader:
+    """One mirrored argument: its path through ``arguments`` and its header name."""
+
+    path: tuple[str, ...]
+    name: str
+
+    @property
+    def header(self) -> str:
+        return PARAM_PREFIX + self.name
+
+
+def encode_header_value(value: str) -> str:
+    """A header-safe value: plain when it is visible ASCII (inner spaces allowed) without
+    surrounding whitespace and not sentinel-shaped, else ``=?base64?{utf-8 base64}?=``."""
+    plain = (
+        all(0x20 <= ord(ch) <= 0x7E for ch in value)
+        and value == value.strip()
+        and not _SENTINEL.fullmatch(value)
+    )
+    if plain:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def standard_headers(protocol_version: str, method: str, params: Mapping[str, Any]) -> dict[str, str]:
+    """The headers every POST carries, plus ``Mcp-Name`` where the method names a target."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": protocol_version,
+        "Mcp-Method": method,
+    }
+    name_key = NAMED_METHODS.get(method)
+    if name_key is not None and isinstance(params.get(name_key), str):
+        headers["Mcp-Name"] = encode_header_value(params[name_key])
+    return headers
+
+
+def scan_param_headers(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
+    """The ``x-mcp-header`` declarations of a tool's input schema, validated.
+
+    Raises :class:`InvalidToolHeaders` for an empty or non-token name, a duplicate name
+    (case-insensitive), a type other than string/integer/boolean, or an annotation that is not
+    reached from the root through ``properties`` alone.
+    """
+    found: list[ParamHeader] = []
+    _walk(input_schema, (), reachable=True, found=found)
+    seen: set[str] = set()
+    for decl in found:
+        folded = decl.name.lower()
+        if folded in seen:
+            raise InvalidToolHeaders(f"duplicate x-mcp-header {decl.name!r}")
+        seen.add(folded)
+    return tuple(found)
+
+
+def _walk(schema: Any, path: tuple[str, ...], *, reachable: bool, found: list[ParamHeader]) -> None:
+    if not isinstance(schema, Mapping):
+        return
+    if X_MCP_HEADER in schema:
+        if not (reachable and path):  # the root is no property
+            raise InvalidToolHeaders(f"x-mcp-header not reachable through properties at {path}")
+        found.append(ParamHeader(path, _checked_name(schema)))
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for key, sub in properties.items():
+            _walk(sub, (*path, str(key)), reachable=reachable, found=found)
+    for keyword in _SCHEMA_VALUES:
+        _walk(schema.get(keyword), path, reachable=False, found=found)
+    for keyword in _SCHEMA_LISTS:
+        subs = schema.get(keyword)
+        if isinstance(subs, list):
+            for sub in subs:
+                _walk(sub, path, reachable=False, found=found)
+    for keyword in _SCHEMA_MAPS:
+        subs = schema.get(keyword)
+        if isinstance(subs, Mapping):
+            for sub in subs.values():
+                _walk(sub, path, reachable=False, found=found)
+
+
+def _checked_name(prop: Mapping[str, Any]) -> str:
+    name = prop[X_MCP_HEADER]
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        raise InvalidToolHeaders(f"x-mcp-header {name!r} is not a non-empty HTTP token")
+    if prop.get("type") not in _HEADER_TYPES:
+        raise InvalidToolHeaders(f"x-mcp-header {name!r} on type {prop.get('type')!r}")
+    return name
+
+
+def param_headers(decls: tuple[ParamHeader, ...], arguments: JSONObject | None) -> dict[str, str]:
+    """``Mcp-Param-*`` headers for one call; null or absent arguments get no header."""
+    headers: dict[str, str] = {}
+    for decl in decls:
+        value: Any = arguments
+        for key in decl.path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        headers[decl.header] = encode_header_value(text)
+    return headers

@@ -1,0 +1,81 @@
+"""The auto-fulfil loop: answer ``input_required`` results and retry until a complete result.
+
+Bounded the way an HTTP client bounds redirects: a retry budget (``max_rounds``), a per-round
+deadline for the handlers (``round_timeout``) and an optional deadline for the whole flow
+(``max_total_timeout``). Each retry is a fresh request built by ``send``: a new JSON-RPC id, the
+original params, the answers under the server's keys and the server's ``requestState`` exactly
+as received (or none when the server sent none).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+import anyio
+
+from ..config import InputRequiredConfig
+from ..mrtr import InputRequiredResult, InputResponses
+from ._errors import FlowTimeoutError, InputRequiredRoundsExceeded, RoundTimeoutError
+from ._handlers import InputHandlers
+
+T = TypeVar("T")
+
+
+class InputRequiredLoop(Generic[T]):
+    """Runs one MRTR flow for one ``tools/call``, ``prompts/get`` or ``resources/read``."""
+
+    def __init__(
+        self,
+        # One round trip: (inputResponses or None, requestState or None) -> the parsed result.
+        send: Callable[[InputResponses | None, str | None], Awaitable[T | InputRequiredResult]],
+        handlers: InputHandlers,
+        config: InputRequiredConfig,
+        backoff: tuple[float, float] = (0.05, 0.25),
+    ) -> None:
+        self._send = send
+        self._handlers = handlers
+        self._config = config
+        self._backoff = backoff
+
+    async def run(
+        self, input_responses: InputResponses | None = None, request_state: str | None = None
+    ) -> T | InputRequiredResult:
+        """The first request (optionally seeded), then, with ``auto_fulfill``, every retry."""
+        total = self._config.max_total_timeout
+        with anyio.move_on_after(total if total > 0 else math.inf) as scope:
+            return await self._rounds(input_responses, request_state)
+        assert scope.cancelled_caught  # the only way out of the block without returning
+        raise FlowTimeoutError(f"MRTR flow exceeded max_total_timeout={total}s", total)
+
+    async def _rounds(
+        self, input_responses: InputResponses | None, request_state: str | None
+    ) -> T | InputRequiredResult:
+        result = await self._send(input_responses, request_state)
+        if not self._config.auto_fulfill:
+            return result
+        retries = 0
+        delay = self._backoff[0]
+        while isinstance(result, InputRequiredResult):
+            if retries >= self._config.max_rounds:
+                raise InputRequiredRoundsExceeded(self._config.max_rounds, result)
+            retries += 1
+            if result.input_requests:
+                answers: InputResponses | None = await self._answer(result)
+                delay = self._backoff[0]
+            else:
+                # State only: the server is shedding load; don't hammer it.
+                answers = None
+                await anyio.sleep(delay)
+                delay = min(delay * 2, self._backoff[1])
+            result = await self._send(answers, result.request_state)
+        return result
+
+    async def _answer(self, result: InputRequiredResult) -> InputResponses:
+        limit = self._config.round_timeout
+        requests = result.input_requests or {}
+        with anyio.move_on_after(limit if limit > 0 else math.inf) as scope:
+            return await self._handlers.answer_all(requests)
+        assert scope.cancelled_caught
+        raise RoundTimeoutError(f"input handlers exceeded round_timeout={limit}s", limit)

@@ -1,0 +1,433 @@
+"""``MrtrClient``: an async MCP 2026-07-28 client over Streamable HTTP with MRTR.
+
+Stateless like the wire: nothing is negotiated up front. Every request carries its own
+``_meta`` (protocol version, client info, the capabilities the registered handlers imply) and
+the matching headers. The only memory across requests is a cache of each tool's
+``x-mcp-header`` declarations, learned from ``tools/list``, used to mirror arguments into
+``Mcp-Param-*`` headers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import warnings
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from ..mrtr import (
+    CreateMessageResult,
+    ElicitResult,
+    InputRequiredResult,
+    InputResponses,
+    ListRootsResult,
+    make_input_response_from_create_message_result,
+    make_input_response_from_elicit_result,
+    make_input_response_from_list_roots_result,
+)
+from ..protocol import (
+    HEADER_MISMATCH,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    CallToolResult,
+    DiscoverResult,
+    GetPromptResult,
+    JSONObject,
+    JSONRPCNotification,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+    Result,
+    Tool,
+    dump,
+)
+from ._errors import InvalidServerResponse, InvalidToolHeaders, McpServerError
+from ._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
+from ._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
+from ._loop import InputRequiredLoop
+from ._transport import HttpRpc, NotificationSink
+from ._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
+from .options import ClientOptions
+
+logger = logging.getLogger("fastapi_mrtr.client")
+
+R = TypeVar("R", bound=Result)
+C = TypeVar("C", bound="MrtrClient")
+
+# The three methods that may answer input_required (mrtr.mdx, Supported Requests).
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_MAX_TOOL_PAGES = 100  # a server that keeps handing out cursors must not loop us forever
+
+
+class MrtrClient:
+    """An async client for one MCP endpoint (``url``), e.g. ``http://127.0.0.1:8000/mcp``.
+
+    ``http_client`` is an ``httpx.AsyncClient`` you own (auth, headers, proxies, a transport such
+    as ``httpx.ASGITransport``); it is left open on :meth:`aclose`. Without one, the client makes
+    and closes its own. ``headers`` are added to every request. ``on_progress`` receives the
+    progress notifications of every request (a progress token is then sent on each);
+    ``on_notification`` receives any other notification streamed over SSE.
+    """
+
+    def __init__(
+        self,
+        url: str | httpx.URL,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        options: ClientOptions | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+    ) -> None:
+        self.options = options or ClientOptions()
+        self._owns_http = http_client is None
+        http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout)
+        self._rpc = HttpRpc(http, url)
+        self._headers = dict(headers or {})
+        self._on_progress = on_progress
+        self._on_notification = on_notification
+        self._handlers = InputHandlers()
+        self._ids = itertools.count(1)
+        self._protocol_version = self.options.protocol_version
+        self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
+        self._invalid_tools: dict[str, str] = {}
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def __aenter__(self: C) -> C:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this client created it."""
+        if self._owns_http:
+            await self._rpc.http.aclose()
+
+    # --- handlers --------------------------------------------------------------------------
+
+    def set_elicitation_handler(self, handler: ElicitationHandler | None) -> None:
+        """Answer ``elicitation/create`` (form and URL mode); ``None`` unregisters.
+
+        The handler gets :class:`~fastapi_mrtr.mrtr.ElicitRequestParams` and returns an
+        :class:`~fastapi_mrtr.mrtr.ElicitResult` or its dict. Declares
+        ``{"elicitation": {"form": {}, "url": {}}}``.
+        """
+        self._handlers.elicitation = handler
+
+    def set_sampling_handler(self, handler: SamplingHandler | None) -> None:
+        """Answer ``sampling/createMessage``; declares ``{"sampling": {}}``. Deprecated in the spec."""
+        warnings.warn(
+            "sampling is deprecated in MCP 2026-07-28; the handler still works",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self._handlers.sampling = handler
+
+    def set_roots_handler(self, handler: RootsHandler | None) -> None:
+        """Answer ``roots/list`` (a no-argument callable); declares ``{"roots": {}}``. Deprecated."""
+        warnings.warn(
+            "roots are deprecated in MCP 2026-07-28; the handler still works",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self._handlers.roots = handler
+
+    @property
+    def capabilities(self) -> JSONObject:
+        """The ``clientCapabilities`` sent on every request."""
+        return self._handlers.capabilities()
+
+    @property
+    def protocol_version(self) -> str:
+        """The version in use (it changes only if the server rejects ours and offers another)."""
+        return self._protocol_version
+
+    # --- methods without MRTR --------------------------------------------------------------
+
+    async def discover(self) -> DiscoverResult:
+        """``server/discover``: supported versions, capabilities, ``serverInfo`` in ``_meta``."""
+        return await self._simple("server/discover", {}, DiscoverResult)
+
+    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+        """One page of ``tools/list``, minus tools with invalid ``x-mcp-header`` annotations."""
+        page = await self._simple("tools/list", _cursor(cursor), ListToolsResult)
+        page.tools = [tool for tool in page.tools if self._learn_tool(tool)]
+        return page
+
+    async def list_all_tools(self) -> list[Tool]:
+        """Every page of ``tools/list`` (bounded), concatenated."""
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_TOOL_PAGES):
+            page = await self.list_tools(cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        return await self._simple("prompts/list", _cursor(cursor), ListPromptsResult)
+
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        return await self._simple("resources/list", _cursor(cursor), ListResourcesResult)
+
+    async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
+        return await self._simple("resources/templates/list", _cursor(cursor), ListResourceTemplatesResult)
+
+    # --- methods with MRTR -----------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: Mapping[str, InputAnswer] | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """``tools/call``. With ``auto_fulfill`` (the default) the MRTR loop runs to a complete
+        :class:`CallToolResult`; without it an :class:`InputRequiredResult` comes back as is and
+        you retry with ``input_responses`` and ``request_state`` yourself."""
+        if name in self._invalid_tools:
+            raise InvalidToolHeaders(f"tool {name!r} must not be called: {self._invalid_tools[name]}")
+        params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        return await self._flow("tools/call", params, CallToolResult, input_responses, request_state,
+                                progress_callback, meta)  # fmt: skip
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: Mapping[str, InputAnswer] | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """``prompts/get``, with the same MRTR behaviour as :meth:`call_tool`."""
+        params: JSONObject = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self._flow("prompts/get", params, GetPromptResult, input_responses, request_state,
+                                progress_callback, meta)  # fmt: skip
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: Mapping[str, InputAnswer] | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ReadResourceResult | InputRequiredResult:
+        """``resources/read``, with the same MRTR behaviour as :meth:`call_tool`."""
+        return await self._flow("resources/read", {"uri": uri}, ReadResourceResult, input_responses,
+                                request_state, progress_callback, meta)  # fmt: skip
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        progress_callback: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> JSONObject:
+        """Any method, raw: the decoded ``result`` object, no MRTR loop, no result parsing."""
+        return await self._request(method, dict(params or {}), progress_callback, meta)
+
+    # --- internals -------------------------------------------------------------------------
+
+    async def _simple(self, method: str, params: JSONObject, model: type[R]) -> R:
+        raw = await self._request(method, params, None, None)
+        parsed = parse_result(raw, model, method)
+        assert not isinstance(parsed, InputRequiredResult)
+        return parsed
+
+    async def _flow(
+        self,
+        method: str,
+        params: JSONObject,
+        model: type[R],
+        input_responses: Mapping[str, InputAnswer] | None,
+        request_state: str | None,
+        progress_callback: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
+    ) -> R | InputRequiredResult:
+        async def send(answers: InputResponses | None, state: str | None) -> R | InputRequiredResult:
+            # The original params every time; only the MRTR fields change between rounds.
+            round_params = dict(params)
+            if answers:
+                round_params["inputResponses"] = answers
+            if state is not None:
+                round_params["requestState"] = state
+            raw = await self._send_round(method, round_params, progress_callback, meta)
+            return parse_result(raw, model, method)
+
+        loop: InputRequiredLoop[R] = InputRequiredLoop(
+            send, self._handlers, self.options.input_required_config, self.options.state_only_backoff
+        )
+        return await loop.run(_seed(input_responses), request_state)
+
+    async def _send_round(
+        self,
+        method: str,
+        params: JSONObject,
+        progress_callback: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
+    ) -> JSONObject:
+        if method != "tools/call" or not self.options.mirror_param_headers:
+            return await self._request(method, params, progress_callback, meta)
+        for attempt in range(2):
+            extra = param_headers(self._tool_headers.get(params["name"], ()), params.get("arguments"))
+            try:
+                return await self._request(method, params, progress_callback, meta, extra)
+            except McpServerError as exc:
+                # Our header cache may be stale (or empty): re-learn the tools once and resend.
+                # Safe: a header mismatch is rejected before the tool runs.
+                if attempt or exc.code != HEADER_MISMATCH:
+                    raise
+                await self.list_all_tools()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _request(
+        self,
+        method: str,
+        params: JSONObject,
+        progress_callback: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> JSONObject:
+        progress = progress_callback or self._on_progress
+        for attempt in range(2):
+            request_id = next(self._ids)
+            token = f"mrtr-progress-{request_id}" if progress is not None else None
+            message: JSONObject = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": method,
+                "params": {**params, "_meta": self._meta(meta, token)},
+            }
+            headers = {**self._headers, **standard_headers(self._protocol_version, method, params)}
+            headers.update(extra_headers or {})
+            try:
+                return await self._rpc.request(message, headers, self._sink(token, progress))
+            except McpServerError as exc:
+                if attempt or exc.code != UNSUPPORTED_PROTOCOL_VERSION or not self._adopt_version(exc.data):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _meta(self, extra: Mapping[str, Any] | None, progress_token: str | None) -> JSONObject:
+        meta: JSONObject = dict(extra or {})
+        # The protocol keys always win: they must agree with the headers we send.
+        meta[META_PROTOCOL_VERSION] = self._protocol_version
+        meta[META_CLIENT_INFO] = dump(self.options.client_info)
+        meta[META_CLIENT_CAPABILITIES] = self._handlers.capabilities()
+        if progress_token is not None:
+            meta["progressToken"] = progress_token
+        return meta
+
+    def _sink(self, token: str | None, progress: ProgressCallback | None) -> NotificationSink | None:
+        if progress is None and self._on_notification is None:
+            return None
+
+        async def sink(message: JSONObject) -> None:
+            params = message.get("params")
+            is_ours = isinstance(params, dict) and token is not None and params.get("progressToken") == token
+            if message.get("method") == "notifications/progress" and is_ours and progress is not None:
+                try:
+                    notification = ProgressNotification.model_validate(params)
+                except ValidationError:
+                    logger.warning("dropping malformed progress notification %r", params)
+                    return
+                await call_back(progress, notification)
+            elif self._on_notification is not None:
+                await call_back(self._on_notification, JSONRPCNotification.model_validate(message))
+
+        return sink
+
+    def _adopt_version(self, data: Any) -> bool:
+        """After -32022, switch to a version both sides support; False if there is none."""
+        supported = data.get("supported") if isinstance(data, dict) else None
+        if not isinstance(supported, list):
+            return False
+        for candidate in (self.options.protocol_version, *SUPPORTED_PROTOCOL_VERSIONS):
+            if candidate in supported:
+                self._protocol_version = candidate
+                return True
+        return False
+
+    def _learn_tool(self, tool: Tool) -> bool:
+        try:
+            self._tool_headers[tool.name] = scan_param_headers(tool.input_schema)
+        except InvalidToolHeaders as exc:
+            logger.warning("excluding tool %r from tools/list: %s", tool.name, exc)
+            self._tool_headers.pop(tool.name, None)
+            self._invalid_tools[tool.name] = str(exc)
+            return False
+        self._invalid_tools.pop(tool.name, None)
+        return True
+
+
+def _cursor(cursor: str | None) -> JSONObject:
+    return {"cursor": cursor} if cursor is not None else {}
+
+
+def _seed(answers: Mapping[str, InputAnswer] | None) -> InputResponses | None:
+    """Caller-supplied answers as bare results (models are dumped; dicts go as given)."""
+    if not answers:
+        return None
+    seeded: InputResponses = {}
+    for key, answer in answers.items():
+        if isinstance(answer, ElicitResult):
+            seeded[key] = make_input_response_from_elicit_result(answer)
+        elif isinstance(answer, CreateMessageResult):
+            seeded[key] = make_input_response_from_create_message_result(answer)
+        elif isinstance(answer, ListRootsResult):
+            seeded[key] = make_input_response_from_list_roots_result(answer)
+        else:
+            seeded[key] = dict(answer)
+    return seeded
+
+
+def parse_result(raw: JSONObject, model: type[R], method: str) -> R | InputRequiredResult:
+    """Type a result by its ``resultType``: missing means complete, unknown is invalid."""
+    kind = raw.get("resultType", "complete")
+    target: type[BaseModel]
+    if kind == "complete":
+        target = model
+    elif kind == "input_required" and method in INPUT_REQUIRED_METHODS:
+        target = InputRequiredResult
+    else:
+        raise InvalidServerResponse(f"resultType {kind!r} is not valid for {method}", raw)
+    try:
+        parsed = target.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidServerResponse(f"malformed {method} result: {exc}", raw) from exc
+    if isinstance(parsed, InputRequiredResult):
+        if not parsed.input_requests and parsed.request_state is None:
+            raise InvalidServerResponse("input_required without inputRequests or requestState", raw)
+        return parsed
+    assert isinstance(parsed, model)
+    return parsed
+
+
+# Short alias, for ``from fastapi_mrtr.client import Client``.
+Client = MrtrClient

@@ -1,0 +1,56 @@
+"""Client options: the MRTR loop bounds, the identity sent in ``_meta`` and HTTP defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import metadata
+
+import httpx
+
+from ..config import InputRequiredConfig
+from ..protocol import PROTOCOL_VERSION, Implementation
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("fastapi-mrtr")
+    except metadata.PackageNotFoundError:  # running from a source checkout
+        return "0.1.0"
+
+
+def default_client_info() -> Implementation:
+    """The ``clientInfo`` sent when the caller names none."""
+    return Implementation(name="fastapi-mrtr-client", version=_package_version())
+
+
+# Reads stay open long: a tool may stream progress over SSE for minutes before its result.
+DEFAULT_HTTP_TIMEOUT = httpx.Timeout(30.0, read=600.0)
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """How an :class:`~fastapi_mrtr.client.MrtrClient` talks to a server.
+
+    * ``input_required_config``: ``auto_fulfill``, ``max_rounds``, ``round_timeout`` and
+      ``max_total_timeout`` of the MRTR loop (the server-only fields are ignored here).
+    * ``client_info``: sent as ``io.modelcontextprotocol/clientInfo`` on every request.
+    * ``protocol_version``: sent in ``_meta`` and in the ``MCP-Protocol-Version`` header.
+    * ``http_timeout``: used only when the client creates its own ``httpx.AsyncClient``; a client
+      you pass in keeps its own timeouts.
+    * ``state_only_backoff``: ``(first, cap)`` seconds to wait before retrying a round that
+      carried only ``requestState`` (the server is shedding load); doubles up to ``cap``.
+    * ``mirror_param_headers``: send ``Mcp-Param-*`` headers for tool arguments whose schema
+      property carries ``x-mcp-header`` (learned from ``tools/list``).
+    """
+
+    input_required_config: InputRequiredConfig = field(default_factory=InputRequiredConfig)
+    client_info: Implementation = field(default_factory=default_client_info)
+    protocol_version: str = PROTOCOL_VERSION
+    http_timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_HTTP_TIMEOUT)
+    state_only_backoff: tuple[float, float] = (0.05, 0.25)
+    mirror_param_headers: bool = True
+
+    def __post_init__(self) -> None:
+        first, cap = self.state_only_backoff
+        if first < 0 or cap < first:
+            raise ValueError("state_only_backoff must be (first, cap) with 0 <= first <= cap")
