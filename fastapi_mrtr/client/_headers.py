@@ -30,9 +30,17 @@ _SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
 # Subschema keywords: an annotation anywhere under these is unreachable through ``properties``.
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_VALUES = (
-    "items", "contains", "additionalProperties", "unevaluatedProperties", "unevaluatedItems",
-    "propertyNames", "not", "if", "then", "else",
-)  # fmt: skip
+    "items",
+    "contains",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+)
 _SCHEMA_MAPS = ("patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
@@ -51,11 +59,7 @@ class ParamHeader:
 def encode_header_value(value: str) -> str:
     """A header-safe value: plain when it is visible ASCII (inner spaces allowed) without
     surrounding whitespace and not sentinel-shaped, else ``=?base64?{utf-8 base64}?=``."""
-    plain = (
-        all(0x20 <= ord(ch) <= 0x7E for ch in value)
-        and value == value.strip()
-        and not _SENTINEL.fullmatch(value)
-    )
+    plain = all(0x20 <= ord(ch) <= 0x7E for ch in value) and value == value.strip() and not _SENTINEL.fullmatch(value)
     if plain:
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="

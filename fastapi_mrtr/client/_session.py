@@ -209,8 +209,9 @@ class MrtrClient:
         if name in self._invalid_tools:
             raise InvalidToolHeaders(f"tool {name!r} must not be called: {self._invalid_tools[name]}")
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        return await self._flow("tools/call", params, CallToolResult, input_responses, request_state,
-                                progress_callback, meta)  # fmt: skip
+        return await self._flow(
+            "tools/call", params, CallToolResult, input_responses, request_state, progress_callback, meta
+        )
 
     async def get_prompt(
         self,
@@ -226,8 +227,9 @@ class MrtrClient:
         params: JSONObject = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._flow("prompts/get", params, GetPromptResult, input_responses, request_state,
-                                progress_callback, meta)  # fmt: skip
+        return await self._flow(
+            "prompts/get", params, GetPromptResult, input_responses, request_state, progress_callback, meta
+        )
 
     async def read_resource(
         self,
@@ -239,8 +241,9 @@ class MrtrClient:
         meta: Mapping[str, Any] | None = None,
     ) -> ReadResourceResult | InputRequiredResult:
         """``resources/read``, with the same MRTR behaviour as :meth:`call_tool`."""
-        return await self._flow("resources/read", {"uri": uri}, ReadResourceResult, input_responses,
-                                request_state, progress_callback, meta)  # fmt: skip
+        return await self._flow(
+            "resources/read", {"uri": uri}, ReadResourceResult, input_responses, request_state, progress_callback, meta
+        )
 
     async def request(
         self,

@@ -161,9 +161,7 @@ def _interpret(message: JSONObject, request_id: RequestId, http_status: int) -> 
             raise InvalidServerResponse("malformed JSON-RPC error", message)
         if message.get("id") not in (request_id, None):  # an id-less error is about our request
             return None
-        raise McpServerError(
-            code, text, error.get("data"), http_status=http_status, request_id=message.get("id")
-        )
+        raise McpServerError(code, text, error.get("data"), http_status=http_status, request_id=message.get("id"))
     if "result" in message:
         if message.get("id") != request_id:
             return None

@@ -1,0 +1,7 @@
+"""``python -m fastapi_mrtr.client``: see :mod:`fastapi_mrtr.client.cli`."""
+
+from __future__ import annotations
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,230 @@
+"""Asking a human at a terminal to answer an elicitation.
+
+A form-mode ``requestedSchema`` is flat: each property becomes one prompt. Strings, numbers,
+integers and booleans are typed in; single-select enums (``enum``, or ``oneOf``/``anyOf`` of
+``{const, title}``) and multi-select arrays list numbered choices. A default is shown in brackets
+and used on empty input; a required field without default is asked again; an optional one is
+left out. Bad input is explained and asked again. End of input means cancel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..mrtr import ElicitRequestParams, ElicitResult
+from ..protocol import JSONObject
+
+Ask = Callable[[str], str]  # shows a prompt, returns the line typed (EOFError at end of input)
+Say = Callable[[str], None]
+
+
+class InvalidAnswer(ValueError):
+    """The typed text does not fit the field; the message says why."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: Any
+    label: str
+
+
+def _choices(options: Any) -> list[Choice] | None:
+    """Choices from a ``oneOf``/``anyOf`` of ``{const, title}`` entries."""
+    if not isinstance(options, list) or not all(isinstance(o, dict) and "const" in o for o in options):
+        return None
+    return [Choice(o["const"], str(o.get("title", o["const"]))) for o in options]
+
+
+def field_choices(prop: JSONObject) -> list[Choice] | None:
+    """The choices of a single-select property, or ``None`` for a free-form one."""
+    if isinstance(prop.get("enum"), list):
+        names = prop.get("enumNames")  # legacy titled enum
+        labels = names if isinstance(names, list) and len(names) == len(prop["enum"]) else prop["enum"]
+        return [Choice(v, str(label)) for v, label in zip(prop["enum"], labels, strict=True)]
+    return _choices(prop.get("oneOf")) or _choices(prop.get("anyOf"))
+
+
+def item_choices(prop: JSONObject) -> list[Choice] | None:
+    """The choices of a multi-select (array) property."""
+    items = prop.get("items")
+    return field_choices(items) if isinstance(items, dict) else None
+
+
+def _pick(text: str, choices: list[Choice]) -> Any:
+    """A choice by its number, its value or its label."""
+    if text.isdigit() and 1 <= int(text) <= len(choices):
+        return choices[int(text) - 1].value
+    for choice in choices:
+        if text in (str(choice.value), choice.label):
+            return choice.value
+    raise InvalidAnswer(f"choose 1-{len(choices)}")
+
+
+def _describe_default(prop: JSONObject, default: Any) -> str:
+    if isinstance(default, bool):
+        return "y" if default else "n"
+    if isinstance(default, list):
+        return ", ".join(str(v) for v in default)
+    return str(default)
+
+
+def convert(prop: JSONObject, text: str) -> Any:
+    """The typed value for one non-empty answer, or :class:`InvalidAnswer`."""
+    kind = prop.get("type")
+    if kind == "array":
+        options = item_choices(prop) or []
+        values = [_pick(part.strip(), options) if options else part.strip() for part in text.split(",")]
+        values = [v for v in values if v != ""]
+        low, high = prop.get("minItems"), prop.get("maxItems")
+        if isinstance(low, int) and len(values) < low:
+            raise InvalidAnswer(f"choose at least {low}")
+        if isinstance(high, int) and len(values) > high:
+            raise InvalidAnswer(f"choose at most {high}")
+        return values
+    choices = field_choices(prop)
+    if choices:
+        return _pick(text, choices)
+    if kind == "boolean":
+        lowered = text.lower()
+        if lowered in ("y", "yes", "true", "1"):
+            return True
+        if lowered in ("n", "no", "false", "0"):
+            return False
+        raise InvalidAnswer("answer y or n")
+    if kind in ("integer", "number"):
+        return _number(prop, text, integer=kind == "integer")
+    return _string(prop, text)
+
+
+def _number(prop: JSONObject, text: str, *, integer: bool) -> int | float:
+    try:
+        value: int | float = int(text) if integer else float(text)
+    except ValueError:
+        raise InvalidAnswer("enter a whole number" if integer else "enter a number") from None
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if isinstance(low, (int, float)) and value < low:
+        raise InvalidAnswer(f"must be at least {low}")
+    if isinstance(high, (int, float)) and value > high:
+        raise InvalidAnswer(f"must be at most {high}")
+    return value
+
+
+def _string(prop: JSONObject, text: str) -> str:
+    low, high = prop.get("minLength"), prop.get("maxLength")
+    if isinstance(low, int) and len(text) < low:
+        raise InvalidAnswer(f"at least {low} characters")
+    if isinstance(high, int) and len(text) > high:
+        raise InvalidAnswer(f"at most {high} characters")
+    fmt = prop.get("format")
+    try:
+        if fmt == "date":
+            dt.date.fromisoformat(text)
+        elif fmt == "date-time":
+            dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidAnswer(f"enter a {fmt} in ISO 8601 form") from None
+    if fmt == "email" and ("@" not in text or text.startswith("@") or text.endswith("@")):
+        raise InvalidAnswer("enter an email address")
+    if fmt == "uri" and ":" not in text:
+        raise InvalidAnswer("enter a URI with a scheme, e.g. https://...")
+    return text
+
+
+def prompt_line(key: str, prop: JSONObject, required: bool) -> str:
+    """The prompt text for one field, with its choices, type hint and default."""
+    label = str(prop.get("title") or key)
+    if prop.get("description"):
+        label += f" ({prop['description']})"
+    lines = []
+    choices = item_choices(prop) if prop.get("type") == "array" else field_choices(prop)
+    if choices:
+        lines = [f"    {n}) {c.label}" for n, c in enumerate(choices, 1)]
+        label += " - numbers separated by commas" if prop.get("type") == "array" else " - a number"
+    elif prop.get("type") == "boolean":
+        label += " (y/n)"
+    elif prop.get("format"):
+        label += f" [{prop['format']}]"
+    if "default" in prop:
+        label += f" [{_describe_default(prop, prop['default'])}]"
+    elif required:
+        label += " *"
+    return "\n".join([*lines, f"  {label}: "]) if lines else f"  {label}: "
+
+
+class TerminalElicitor:
+    """An elicitation handler that asks a human, one elicitation at a time."""
+
+    def __init__(self, ask: Ask, say: Say) -> None:
+        self._ask = ask
+        self._say = say
+        # Handlers of one round run concurrently; a terminal can hold only one conversation.
+        self._lock = threading.Lock()
+
+    def __call__(self, params: ElicitRequestParams) -> ElicitResult[Any]:
+        with self._lock:
+            try:
+                if params.mode == "url":
+                    return self._url(params)
+                return self._form(params)
+            except EOFError:
+                self._say("(end of input: cancelled)")
+                return ElicitResult(action="cancel")
+
+    def _url(self, params: ElicitRequestParams) -> ElicitResult[Any]:
+        self._say(f"\nThe server asks you to open a URL:\n  {params.message}\n  {params.url}")
+        while True:
+            text = self._ask("Open it and continue? [y]es / [N]o (decline) / [c]ancel: ").strip().lower()
+            if text in ("y", "yes"):
+                return ElicitResult(action="accept")
+            if text in ("", "n", "no", "d", "decline"):
+                return ElicitResult(action="decline")
+            if text in ("c", "cancel"):
+                return ElicitResult(action="cancel")
+
+    def _form(self, params: ElicitRequestParams) -> ElicitResult[Any]:
+        self._say(f"\nThe server asks: {params.message}")
+        while True:
+            text = self._ask("Answer? [A]ccept / [d]ecline / [c]ancel: ").strip().lower()
+            if text in ("d", "decline"):
+                return ElicitResult(action="decline")
+            if text in ("c", "cancel"):
+                return ElicitResult(action="cancel")
+            if text in ("", "a", "accept"):
+                break
+        schema = params.requested_schema or {}
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        content = {}
+        for key, prop in properties.items():
+            value = self._field(key, prop if isinstance(prop, dict) else {}, key in required)
+            if value is not _OMIT:
+                content[key] = value
+        return ElicitResult(action="accept", content=content)
+
+    def _field(self, key: str, prop: JSONObject, required: bool) -> Any:
+        prompt = prompt_line(key, prop, required)
+        while True:
+            text = self._ask(prompt).strip()
+            if not text:
+                if "default" in prop:
+                    return prop["default"]
+                if not required:
+                    return _OMIT
+                self._say("  ! required")
+                continue
+            try:
+                return convert(prop, text)
+            except InvalidAnswer as exc:
+                self._say(f"  ! {exc}")
+
+
+_OMIT: Any = object()
+
+
+def format_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)

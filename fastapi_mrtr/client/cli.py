@@ -1,0 +1,194 @@
+"""``python -m fastapi_mrtr.client URL [TOOL [key=value ...]] [--json '{...}']``
+
+Without a tool: lists the server's tools. With one: calls it, asks you at the terminal for every
+elicitation the server needs (the MRTR loop retries with your answers) and prints the result.
+Prompts and progress go to stderr, the result to stdout. Exit status: 0 ok, 1 the tool reported
+an error (``isError``), 2 the call failed, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import anyio
+import httpx
+
+from ..config import InputRequiredConfig
+from ..protocol import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    McpError,
+    ResourceLink,
+    TextContent,
+    Tool,
+)
+from ._errors import MrtrClientError
+from ._forms import TerminalElicitor, format_json
+from ._session import MrtrClient
+from ._types import ProgressNotification
+from .options import ClientOptions
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fastapi_mrtr.client",
+        description="Call MCP 2026-07-28 tools from a terminal, answering the server's questions.",
+    )
+    parser.add_argument("url", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument("tool", nargs="?", help="the tool to call (omit to list the tools)")
+    parser.add_argument(
+        "arguments", nargs="*", metavar="key=value", help="tool arguments; values are parsed as JSON when they parse"
+    )
+    parser.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="tool arguments as one JSON object")
+    parser.add_argument(
+        "-H", "--header", action="append", default=[], metavar="'Name: value'", help="extra HTTP header (repeatable)"
+    )
+    parser.add_argument("--max-rounds", type=int, default=10, help="MRTR retries before giving up (default 10)")
+    return parser
+
+
+def parse_value(text: str) -> Any:
+    """JSON if it parses (``3``, ``true``, ``[1,2]``, ``"x"``), else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_arguments(pairs: Sequence[str], json_arguments: str | None) -> dict[str, Any]:
+    """``--json`` first, then ``key=value`` pairs on top. Raises ``ValueError`` with a reason."""
+    arguments: dict[str, Any] = {}
+    if json_arguments:
+        decoded = json.loads(json_arguments)
+        if not isinstance(decoded, dict):
+            raise ValueError("--json must be a JSON object")
+        arguments.update(decoded)
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"expected key=value, got {pair!r}")
+        arguments[key] = parse_value(value)
+    return arguments
+
+
+def parse_headers(lines: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"expected 'Name: value', got {line!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _argument_hint(key: str, prop: Any, required: bool) -> str:
+    kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
+    return f"{key}=<{kind}>" + ("" if required else "?")
+
+
+def render_tools(tools: Sequence[Tool]) -> str:
+    if not tools:
+        return "(no tools)"
+    lines = []
+    for tool in tools:
+        props = tool.input_schema.get("properties") or {}
+        required = set(tool.input_schema.get("required") or [])
+        args = " ".join(_argument_hint(k, v, k in required) for k, v in props.items())
+        lines.append(f"{tool.name} {args}".rstrip())
+        if tool.description:
+            lines.append(f"    {tool.description}")
+    return "\n".join(lines)
+
+
+def render_result(result: CallToolResult) -> str:
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, (ImageContent, AudioContent)):
+            parts.append(f"[{block.type} {block.mime_type}, {len(block.data)} base64 chars]")
+        elif isinstance(block, ResourceLink):
+            parts.append(f"[link {block.uri}] {block.name}")
+        elif isinstance(block, EmbeddedResource):
+            text = getattr(block.resource, "text", None)
+            parts.append(text if text is not None else f"[resource {block.resource.uri}]")
+    if not parts and result.structured_content is not None:
+        parts.append(format_json(result.structured_content))
+    return "\n".join(parts)
+
+
+class Terminal:
+    """Prompts on ``err``, answers from ``inp``; end of input raises ``EOFError``."""
+
+    def __init__(self, inp: TextIO, err: TextIO) -> None:
+        self.inp = inp
+        self.err = err
+
+    def ask(self, prompt: str) -> str:
+        self.err.write(prompt)
+        self.err.flush()
+        line = self.inp.readline()
+        if not line:
+            self.err.write("\n")
+            raise EOFError
+        return line.rstrip("\r\n")
+
+    def say(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+
+async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -> int:
+    terminal = Terminal(inp, err)
+
+    def on_progress(note: ProgressNotification) -> None:
+        total = f"/{note.total:g}" if note.total is not None else ""
+        terminal.say(f"progress {note.progress:g}{total}" + (f" {note.message}" if note.message else ""))
+
+    options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds))
+    headers = parse_headers(args.header)
+    async with MrtrClient(args.url, options=options, headers=headers, on_progress=on_progress) as client:
+        client.set_elicitation_handler(TerminalElicitor(terminal.ask, terminal.say))
+        if args.tool is None:
+            out.write(render_tools(await client.list_all_tools()) + "\n")
+            return 0
+        arguments = parse_arguments(args.arguments, args.json_arguments)
+        # Learn the tools first: their x-mcp-header annotations decide the Mcp-Param-* headers.
+        await client.list_all_tools()
+        result = await client.call_tool(args.tool, arguments)
+        assert isinstance(result, CallToolResult)  # auto_fulfill is on
+        out.write(render_result(result) + "\n")
+        return 1 if result.is_error else 0
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    inp: TextIO | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Entry point; returns the exit status."""
+    inp, out, err = inp or sys.stdin, out or sys.stdout, err or sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        return anyio.run(run, args, inp, out, err)
+    except ValueError as exc:
+        err.write(f"error: {exc}\n")
+        return 2
+    except McpError as exc:
+        detail = f" {format_json(exc.data)}" if exc.data is not None else ""
+        err.write(f"error {exc.code}: {exc.message}{detail}\n")
+        return 2
+    except (MrtrClientError, httpx.HTTPError) as exc:
+        err.write(f"error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        err.write("interrupted\n")
+        return 130
