@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a source checkout
 
-from fastapi_mrtr.client import (  # noqa: E402
+from fastapi_mrtr.client import (
     CreateMessageRequestParams,
     ElicitRequestParams,
     MrtrClient,

@@ -102,6 +102,7 @@ def build_server() -> MCPServer:
     async def two_questions(ctx: Context) -> CallToolResult | InputRequiredResult:
         answers = ctx.input_responses or {}
         if not all(isinstance(answers.get(k), ElicitResult) for k in ("first", "second")):
+
             def ask(n: str) -> ElicitRequest:
                 return ElicitRequest(params=ElicitRequestFormParams(message=f"{n}?", requested_schema=CONFIRM_SCHEMA))
 

@@ -1,0 +1,66 @@
+"""Shared test helpers: a wire recorder (httpx event hooks) and the in-process SDK peer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import sdk_server
+
+
+@dataclass
+class Exchange:
+    """One recorded POST: its headers and decoded JSON body, and the response status."""
+
+    headers: httpx.Headers
+    body: dict[str, Any]
+    status: int | None = None
+    reply: Any = None  # the decoded JSON reply (JSON replies only: reading SSE would block it)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = self.body.get("params") or {}
+        return params
+
+
+@dataclass
+class Wire:
+    """Captures every request through httpx event hooks (what actually went on the wire)."""
+
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    async def on_request(self, request: httpx.Request) -> None:
+        self.exchanges.append(Exchange(request.headers, json.loads(request.content)))
+
+    async def on_response(self, response: httpx.Response) -> None:
+        exchange = next(e for e in reversed(self.exchanges) if e.status is None)
+        exchange.status = response.status_code
+        if response.headers.get("content-type", "").startswith("application/json"):
+            await response.aread()
+            exchange.reply = response.json()
+
+    def request_states(self) -> list[str]:
+        """The ``requestState`` of every ``input_required`` reply, in order."""
+        results = [e.reply.get("result") or {} for e in self.exchanges if isinstance(e.reply, dict)]
+        return [r["requestState"] for r in results if r.get("resultType") == "input_required" and "requestState" in r]
+
+    def hooks(self) -> dict[str, list[Any]]:
+        return {"request": [self.on_request], "response": [self.on_response]}
+
+    def calls(self, method: str) -> list[Exchange]:
+        return [e for e in self.exchanges if e.body.get("method") == method]
+
+
+@asynccontextmanager
+async def asgi_http(wire: Wire | None = None, *, json_response: bool = False) -> AsyncIterator[httpx.AsyncClient]:
+    """An httpx client wired in-process to a fresh SDK peer app (its lifespan entered)."""
+    app = sdk_server.build_app(json_response=json_response)
+    async with app.router.lifespan_context(app):
+        hooks = wire.hooks() if wire is not None else {}
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000", event_hooks=hooks) as http:
+            yield http
