@@ -64,3 +64,59 @@ async def asgi_http(wire: Wire | None = None, *, json_response: bool = False) ->
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000", event_hooks=hooks) as http:
             yield http
+
+
+Reply = Any  # a result object, or an httpx.Response for full control
+
+
+class ScriptedServer:
+    """An ``httpx.MockTransport`` peer: ``respond(body)`` returns a result or an httpx.Response.
+
+    Records every request (headers and body) so tests can assert what went on the wire.
+    """
+
+    def __init__(self, respond: Any) -> None:
+        self.respond = respond
+        self.requests: list[httpx.Request] = []
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(r.content) for r in self.requests]
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        body = json.loads(request.content)
+        reply = self.respond(body)
+        if hasattr(reply, "__await__"):
+            reply = await reply
+        if isinstance(reply, httpx.Response):
+            return reply
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": reply})
+
+    def client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=httpx.MockTransport(self.handle), base_url="http://mock")
+
+
+def input_required(requests: dict[str, Any] | None = None, state: str | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {"resultType": "input_required"}
+    if requests is not None:
+        result["inputRequests"] = requests
+    if state is not None:
+        result["requestState"] = state
+    return result
+
+
+def elicit(message: str = "ok?") -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    return {"method": "elicitation/create", "params": {"mode": "form", "message": message, "requestedSchema": schema}}
+
+
+def text_result(text: str) -> dict[str, Any]:
+    return {"resultType": "complete", "content": [{"type": "text", "text": text}]}
+
+
+def sse(*messages: dict[str, Any], comment: bool = True) -> httpx.Response:
+    """A ``text/event-stream`` reply carrying ``messages`` (with a keep-alive comment first)."""
+    events = [": keep-alive\r\n\r\n"] if comment else []
+    events += [f"event: message\r\ndata: {json.dumps(m)}\r\n\r\n" for m in messages]
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content="".join(events).encode())
