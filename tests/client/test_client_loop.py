@@ -359,8 +359,12 @@ async def test_seeded_first_round_then_auto_fulfil() -> None:
 
 async def test_get_prompt_and_read_resource_loop_too() -> None:
     prompt = {"resultType": "complete", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
-    resource = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
-                "contents": [{"uri": "res://x", "text": "body"}]}  # fmt: skip
+    resource = {
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "contents": [{"uri": "res://x", "text": "body"}],
+    }
     server = rounds_server(
         input_required({"ctx": elicit()}, "p"), prompt, input_required({"ctx": elicit()}, "r"), resource
     )
