@@ -79,6 +79,9 @@ async def call_route(
     record: CallRecord,
 ) -> CapturedResponse:
     """Send the request through ``app``; returns what it answered (a suspended run answers nothing)."""
+    missing = [name for name in plan.path_params if arguments.get(name) is None]
+    if missing:  # no URL can be built: answer as FastAPI does for a missing argument, not a 404
+        return _missing_arguments(missing)
     path, raw_path, query, body = build_request(plan, arguments)
     content_type = b"application/x-www-form-urlencoded" if plan.form_body else b"application/json"
     headers = [*forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
@@ -123,6 +126,12 @@ async def call_route(
             raise
         # Suspended or missing a capability: the record says which; nothing is answered.
     return captured
+
+
+def _missing_arguments(names: list[str]) -> CapturedResponse:
+    detail = [{"type": "missing", "loc": ["path", name], "msg": "Field required", "input": None} for name in names]
+    body = json.dumps({"detail": detail}, separators=(",", ":")).encode()
+    return CapturedResponse(status=422, headers=[(b"content-type", b"application/json")], body=bytearray(body))
 
 
 def forwarded_headers(outer_scope: Scope, allowed: tuple[str, ...]) -> list[tuple[bytes, bytes]]:
