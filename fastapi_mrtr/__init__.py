@@ -31,14 +31,18 @@ from .protocol import (
     BlobResourceContents,
     CallToolResult,
     EmbeddedResource,
+    GetPromptResult,
     ImageContent,
     McpError,
+    PromptMessage,
+    ReadResourceResult,
     ResourceLink,
     TextContent,
     TextResourceContents,
     ToolAnnotations,
 )
 from .server.app import MCP
+from .server.completions import Completion
 from .server.context import Context, ReplayDivergedError, ToolContext, get_context
 from .server.options import ServerOptions
 from .server.replay_store import InMemoryReplayStore, ReplayStore
@@ -50,6 +54,7 @@ from .server.request_state import (
     mint_request_state,
     verify_request_state,
 )
+from .server.resources import ResourceNotFoundError
 
 __version__ = "0.1.0"
 
@@ -59,12 +64,14 @@ __all__ = [
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
+    "Completion",
     "Context",
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "ElicitRequestParams",
     "ElicitResult",
     "EmbeddedResource",
+    "GetPromptResult",
     "ImageContent",
     "InMemoryReplayStore",
     "InputRequest",
@@ -75,9 +82,12 @@ __all__ = [
     "InvalidRequestState",
     "ListRootsResult",
     "McpError",
+    "PromptMessage",
+    "ReadResourceResult",
     "ReplayDivergedError",
     "ReplayStore",
     "ResourceLink",
+    "ResourceNotFoundError",
     "Root",
     "SamplingMessage",
     "ServerOptions",

@@ -19,17 +19,27 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fastapi import FastAPI
 from starlette.routing import Mount
 from starlette.types import Receive, Scope, Send
 
 from ..protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
+from .completions import CompletionRegistry
 from .endpoint import Handler, RpcEndpoint, RpcRequest, StreamHandler
 from .flow import FlowSealer, key_ring
 from .middleware import MrtrMiddleware
 from .options import ServerOptions
+from .prompts import PromptMethods, PromptRegistry
+from .resources import ResourceMethods, ResourceRegistry
+from .subscriptions import (
+    PROMPTS_LIST_CHANGED,
+    RESOURCE_UPDATED,
+    RESOURCES_LIST_CHANGED,
+    TOOLS_LIST_CHANGED,
+    SubscriptionHub,
+)
 from .tool_methods import ToolMethods, ToolRegistry
 from .tools import ToolSpec, validate_tool_name
 
@@ -70,9 +80,21 @@ class MCP:
             "tools/call": self._tools.call_tool,
         }
         self._streams: dict[str, StreamHandler] = {}
-        self._capabilities: JSONObject = {"tools": {}}
+        self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
         self._endpoint = RpcEndpoint(self.options, lambda: self._methods, lambda: self._streams)
+        self.prompts = PromptRegistry()
+        self.resources = ResourceRegistry()
+        self.completions = CompletionRegistry(self.prompts, self.resources)
+        self.subscriptions = SubscriptionHub(
+            self._capabilities,
+            self._endpoint.server_info,
+            max_streams=self.options.subscription_max_streams,
+            max_seconds=self.options.subscription_max_seconds,
+            keepalive_seconds=self.options.subscription_keepalive_seconds,
+        )
+        if self.options.subscriptions:
+            self.add_stream("subscriptions/listen", self.subscriptions.listen)
         app.add_middleware(MrtrMiddleware, server=self)
 
     # --- registration -----------------------------------------------------------------------
@@ -84,12 +106,15 @@ class MCP:
         title: str | None = None,
         description: str | None = None,
         annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Expose a FastAPI path function as an MCP tool. Put it above ``@app.get(...)`` & co.
 
         ``name`` defaults to the function's name; ``description`` to its docstring. Annotations
         default from the HTTP method (GET: read-only and idempotent, PUT: idempotent, DELETE:
-        destructive); the ones given here override them.
+        destructive); the ones given here override them. ``input_schema`` replaces the generated
+        input schema in ``tools/list`` (for JSON Schema keywords Pydantic cannot express); the
+        arguments still reach the route by name and FastAPI still validates them.
         """
         if annotations is not None and not isinstance(annotations, ToolAnnotations):
             annotations = ToolAnnotations.model_validate(dict(annotations))
@@ -101,11 +126,105 @@ class MCP:
                 title=title,
                 description=description,
                 annotations=annotations,
+                input_schema=dict(input_schema) if input_schema is not None else None,
             )
             self.registry.add(spec)
+            self.notify_tools_changed()
             return endpoint
 
         return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Expose a plain function as an MCP prompt; its parameters are the prompt's arguments.
+
+        ``name`` defaults to the function's name, ``description`` to its docstring. See
+        docs/prompts-and-resources.md for what the function may take and return.
+        """
+        _refuse_bare_decorator("prompt", name)
+
+        def register(fn: F) -> F:
+            self.prompts.add(fn, name, title, description)
+            if "prompts/get" not in self._methods:
+                methods = PromptMethods(self.prompts, self.sealer, self.options)
+                self.add_method("prompts/list", methods.list_prompts, ("prompts", self._list_changed({})))
+                self.add_method("prompts/get", methods.get_prompt)
+            self.notify_prompts_changed()
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
+    ) -> Callable[[F], F]:
+        """Expose a plain function as an MCP resource, or a resource template when ``uri`` has ``{name}``.
+
+        ``ttl_ms``/``cache_scope`` override the server's caching hints on this resource's reads.
+        """
+        _refuse_bare_decorator("resource", uri)
+
+        def register(fn: F) -> F:
+            self.resources.add(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+            )
+            if "resources/read" not in self._methods:
+                methods = ResourceMethods(self.resources, self.sealer, self.options)
+                capability = self._list_changed({"subscribe": True} if self.options.subscriptions else {})
+                self.add_method("resources/list", methods.list_resources, ("resources", capability))
+                self.add_method("resources/templates/list", methods.list_templates)
+                self.add_method("resources/read", methods.read_resource)
+            self.notify_resources_changed()
+            return fn
+
+        return register
+
+    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
+        """Complete ``argument`` of a prompt (``prompt=name``) or resource template (``resource=template``)."""
+
+        def register(fn: F) -> F:
+            self.completions.add(fn, prompt=prompt, resource=resource, argument=argument)
+            if "completion/complete" not in self._methods:
+                self.add_method("completion/complete", self.completions.complete, ("completions", {}))
+            return fn
+
+        return register
+
+    # --- notifications on subscriptions/listen streams ------------------------------------------
+
+    def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed (``notifications/tools/list_changed``)."""
+        self.subscriptions.publish(TOOLS_LIST_CHANGED)
+
+    def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
+        self.subscriptions.publish(PROMPTS_LIST_CHANGED)
+
+    def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
+        self.subscriptions.publish(RESOURCES_LIST_CHANGED)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
+        self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri})
+
+    def _list_changed(self, capability: JSONObject) -> JSONObject:
+        return {**capability, "listChanged": True} if self.options.subscriptions else capability
 
     def add_method(self, method: str, handler: Handler, capability: tuple[str, JSONObject] | None = None) -> None:
         """Serve another JSON-RPC method (used by prompts, resources and extensions)."""
@@ -142,6 +261,11 @@ class MCP:
         if self.options.instructions:
             result["instructions"] = self.options.instructions
         return result
+
+
+def _refuse_bare_decorator(kind: str, first: object) -> None:
+    if callable(first):
+        raise TypeError(f"use @mcp.{kind}(...) with parentheses")
 
 
 def _warn_if_several_workers() -> None:

@@ -41,7 +41,11 @@ class ServerOptions:
     being asked again).
     HTTP: ``forward_headers`` (caller headers passed to the endpoint), ``allowed_hosts`` and
     ``allowed_origins`` (besides localhost; ``"*"`` allows any), ``max_body_bytes``.
-    Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope``.
+    Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope`` (the caching hints of every list,
+    ``resources/read`` and ``server/discover`` result).
+    Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
+    ``subscription_max_streams`` (open streams at once), ``subscription_max_seconds`` (the longest a
+    stream stays open before the server ends it), ``subscription_keepalive_seconds``.
     """
 
     name: str = "fastapi-mrtr"
@@ -68,9 +72,20 @@ class ServerOptions:
     cache_ttl_ms: int = 60_000
     cache_scope: Literal["public", "private"] = "public"
 
+    subscriptions: bool = True
+    subscription_max_streams: int = 1000
+    subscription_max_seconds: float = 3600.0
+    subscription_keepalive_seconds: float = 15.0
+
     def __post_init__(self) -> None:
         if self.request_state_ttl < 0:
             raise ValueError("request_state_ttl must be >= 0 (0 means no expiry)")
         if self.max_body_bytes <= 0 or self.page_size <= 0:
             raise ValueError("max_body_bytes and page_size must be positive")
+        if self.cache_ttl_ms < 0:
+            raise ValueError("cache_ttl_ms must be >= 0")
+        if self.subscription_max_streams <= 0 or self.subscription_max_seconds <= 0:
+            raise ValueError("subscription_max_streams and subscription_max_seconds must be positive")
+        if self.subscription_keepalive_seconds <= 0:
+            raise ValueError("subscription_keepalive_seconds must be positive")
         object.__setattr__(self, "forward_headers", tuple(h.lower() for h in self.forward_headers))

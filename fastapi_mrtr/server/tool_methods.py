@@ -18,6 +18,7 @@ from .flow import FlowSealer, ServerError
 from .invoke import call_route, forwarded_headers
 from .options import ServerOptions
 from .pagination import page
+from .param_headers import check_param_headers
 from .results import error_result, tool_result
 from .rounds import run_round
 from .tools import ToolDefinition, ToolSpec, build_tool
@@ -126,6 +127,8 @@ class ToolMethods:
             arguments = {}
         if not isinstance(arguments, dict):
             raise ServerError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        if tool.param_headers:
+            check_param_headers(tool.param_headers, arguments, rpc.headers)
         forwarded = forwarded_headers(rpc.scope, self._options.forward_headers)
 
         async def run(record: CallRecord) -> JSONObject:

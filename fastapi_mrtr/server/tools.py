@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from ..protocol import CallToolResult, JSONObject, ToolAnnotations, dump
+from .param_headers import ParamHeader, param_headers
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -35,6 +36,7 @@ class ToolSpec:
     title: str | None = None
     description: str | None = None
     annotations: ToolAnnotations | None = None
+    input_schema: JSONObject | None = None  # advertised instead of the generated schema
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ToolDefinition:
     has_output_schema: bool
     raw_result: bool  # the route returns a CallToolResult: its JSON is the tool result
     arguments: frozenset[str] = field(default_factory=frozenset)
+    param_headers: tuple[ParamHeader, ...] = ()  # x-mcp-header bindings (SEP-2243)
 
     @property
     def name(self) -> str:
@@ -87,7 +90,10 @@ def default_annotations(method: str) -> ToolAnnotations:
 def build_tool(spec: ToolSpec, route: APIRoute) -> ToolDefinition:
     method = _route_method(route)
     plan, arguments = _call_plan(spec.name, route, method)
-    input_schema = _input_schema(spec.name, route, plan)
+    if spec.input_schema is not None:
+        input_schema = _checked_schema(spec.name, spec.input_schema)
+    else:
+        input_schema = _input_schema(spec.name, route, plan)
     raw_result = _returns_call_tool_result(route)
     output_schema, wrapped = (None, False) if raw_result else _output_schema(route)
     annotations = default_annotations(method).model_copy(
@@ -114,7 +120,14 @@ def build_tool(spec: ToolSpec, route: APIRoute) -> ToolDefinition:
         has_output_schema=output_schema is not None,
         raw_result=raw_result,
         arguments=frozenset(arguments),
+        param_headers=param_headers(spec.name, input_schema),
     )
+
+
+def _checked_schema(tool: str, schema: JSONObject) -> JSONObject:
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise ValueError(f'tool {tool!r}: input_schema must be a JSON Schema object with "type": "object"')
+    return dict(schema)
 
 
 def _route_method(route: APIRoute) -> str:
@@ -249,6 +262,8 @@ def _schema_of_fields(tool: str, fields: dict[str, tuple[Any, FieldInfo]]) -> JS
         prop.setdefault("title", info.title or alias.replace("_", " ").title())
         if info.description:
             prop["description"] = info.description
+        if isinstance(info.json_schema_extra, dict):  # e.g. Query(json_schema_extra={"x-mcp-header": ...})
+            prop.update(info.json_schema_extra)
         if info.is_required():
             required.append(alias)
         else:
