@@ -1,0 +1,158 @@
+"""The bookshop: REST endpoints that are also MCP tools, some of which ask the user.
+
+Run it with ``uvicorn example_app.main:app`` and point an MCP client at http://127.0.0.1:8000/mcp.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
+
+from fastapi_mrtr import MCP, Context, ServerOptions
+
+from .auth import current_user, optional_user
+from .db import get_db
+from .models import Book, Comment, Confirm, NewOrder, Order, Rating, Receipt, Review, Shipping, User
+
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+Db = Annotated[sqlite3.Connection, Depends(get_db)]
+
+app = FastAPI(title="Bookshop", version="1.0.0")
+mcp = MCP(
+    app,
+    options=ServerOptions(
+        name="bookshop",
+        version="1.0.0",
+        instructions="A bookshop: look books up, order them, review them.",
+        allowed_hosts=tuple(filter(None, os.environ.get("BOOKSHOP_ALLOWED_HOSTS", "").split(","))),
+    ),
+)
+
+
+@app.middleware("http")
+async def replica_header(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Say which replica answered (scale-out tests read it; harmless otherwise)."""
+    response = await call_next(request)
+    response.headers["x-replica"] = os.environ.get("REPLICA_NAME", "main")
+    return response
+
+
+def _book(row: sqlite3.Row | None) -> Book:
+    if row is None:
+        raise HTTPException(404, "No such book")
+    return Book(**dict(row))
+
+
+@mcp.tool()
+@app.get("/books", response_model=list[Book])
+def list_books(
+    db: Db, q: Annotated[str | None, Query(description="Words in the title or author")] = None
+) -> list[Book]:
+    """List the books in the shop, optionally filtered by a search text."""
+    rows = db.execute("SELECT * FROM books ORDER BY id").fetchall()
+    books = [Book(**dict(r)) for r in rows]
+    if q:
+        books = [b for b in books if q.lower() in f"{b.title} {b.author}".lower()]
+    return books
+
+
+@mcp.tool()
+@app.get("/books/{book_id}", response_model=Book)
+def get_book(book_id: int, db: Db) -> Book:
+    """Look a book up by its id."""
+    return _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
+
+
+@mcp.tool()
+@app.post("/orders", response_model=Receipt)
+async def place_order(
+    order: NewOrder, ctx: Context, db: Db, user: Annotated[User | None, Depends(optional_user)]
+) -> Receipt:
+    """Order a book. Asks the user to confirm the price, then for the shipping speed."""
+    book = _book(db.execute("SELECT * FROM books WHERE id = ?", (order.book_id,)).fetchone())
+    total = book.price_cents * order.quantity
+    ok = await ctx.elicit(
+        f"Place this order for {order.quantity} x {book.title!r}, {total / 100:.2f} EUR?", Confirm, key="confirm"
+    )
+    if ok.content is None or not ok.content.confirmed:
+        return Receipt(status="cancelled")
+    shipping = await ctx.elicit("Shipping speed?", Shipping, key="shipping")
+    if shipping.content is None:
+        return Receipt(status="cancelled")
+    details = shipping.content
+
+    def create_order() -> int:
+        cursor = db.execute(
+            "INSERT INTO orders (book_id, quantity, shipping, customer, gift_note) VALUES (?, ?, ?, ?, ?)",
+            (book.id, order.quantity, details.speed, user.name if user else None, details.gift_note),
+        )
+        db.commit()
+        return int(cursor.lastrowid or 0)
+
+    order_id = await ctx.once("create", create_order)
+    return Receipt(status="placed", order_id=order_id, total_cents=total, shipping=details.speed)
+
+
+@mcp.tool()
+@app.delete("/books/{book_id}", response_model=Book)
+async def delete_book(book_id: int, ctx: Context, db: Db, user: Annotated[User, Depends(current_user)]) -> Book:
+    """Remove a book from the catalogue (admins only). Asks for confirmation first."""
+    if not user.is_admin:
+        raise HTTPException(403, "Only admins may delete books")
+    book = _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
+    answer = await ctx.elicit(f"Really delete {book.title!r}? This cannot be undone.", bool, key="delete")
+    if answer.content is not True:
+        raise HTTPException(409, "Deletion not confirmed")
+    db.execute("DELETE FROM books WHERE id = ?", (book_id,))
+    db.commit()
+    return book
+
+
+@mcp.tool()
+@app.post("/books/{book_id}/reviews", response_model=Review)
+async def review_book(book_id: int, ctx: Context, db: Db) -> Review:
+    """Review a book: a rating, a comment when the rating is low, then a final confirmation."""
+    book = _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
+    rating = await ctx.elicit(f"How many stars for {book.title!r}?", Rating, key="rating")
+    if rating.content is None:
+        return Review(status="discarded")
+    comment = None
+    if rating.content.stars <= 2:  # a conditional ask: it has its own key, so replay stays stable
+        answer = await ctx.elicit("Sorry to hear that. What did you not like?", Comment, key="comment")
+        comment = answer.content.text if answer.content else None
+    confirm = await ctx.elicit(f"Publish your {rating.content.stars}-star review?", bool, key="publish")
+    if confirm.content is not True:
+        return Review(status="discarded", rating=rating.content.stars)
+
+    def save() -> int:
+        cursor = db.execute(
+            "INSERT INTO reviews (book_id, rating, comment) VALUES (?, ?, ?)", (book_id, rating.content.stars, comment)
+        )
+        db.commit()
+        return int(cursor.lastrowid or 0)
+
+    review_id = await ctx.once("save", save)
+    return Review(status="saved", review_id=review_id, rating=rating.content.stars)
+
+
+@mcp.tool()
+@app.get("/me/orders", response_model=list[Order])
+def my_orders(db: Db, user: Annotated[User, Depends(current_user)]) -> list[Order]:
+    """The signed-in customer's orders (needs Authorization: Bearer <token>)."""
+    rows = db.execute("SELECT * FROM orders WHERE customer = ? ORDER BY id", (user.name,)).fetchall()
+    return [Order(**dict(r)) for r in rows]
+
+
+@app.get("/health")
+def health() -> dict[str, str]:
+    """Not a tool: a plain route stays a plain route."""
+    return {"status": "ok"}
+
+
+app.mount("/mcp", mcp)

@@ -1,0 +1,60 @@
+"""Test support: real uvicorn servers on loopback that stop by themselves."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_server(app: Any, *, timeout: float = 20.0) -> Iterator[str]:
+    """Serve ``app`` (an ASGI app or "module:attr") with uvicorn on 127.0.0.1; yields the base URL."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+
+
+def rpc_headers(method: str, name: str | None = None) -> dict[str, str]:
+    headers = {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+        "Accept": "application/json, text/event-stream",
+    }
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return headers
+
+
+def rpc_body(method: str, params: dict[str, Any] | None = None, *, request_id: int = 1, meta: Any = None) -> Any:
+    params = dict(params or {})
+    params["_meta"] = META if meta is None else meta
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
