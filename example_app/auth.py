@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 
+from typing import Annotated
+
 from fastapi import Depends, HTTPException
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from .models import User
 
 bearer = HTTPBearer(auto_error=False)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 def _tokens() -> dict[str, User]:
@@ -22,12 +25,12 @@ def _tokens() -> dict[str, User]:
     return users
 
 
-def current_user(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> User:
+def current_user(credentials: Credentials) -> User:
     user = _tokens().get(credentials.credentials) if credentials else None
     if user is None:
         raise HTTPException(401, "Sign in: send Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
     return user
 
 
-def optional_user(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> User | None:
+def optional_user(credentials: Credentials) -> User | None:
     return _tokens().get(credentials.credentials) if credentials else None

@@ -122,23 +122,24 @@ async def review_book(book_id: int, ctx: Context, db: Db) -> Review:
     rating = await ctx.elicit(f"How many stars for {book.title!r}?", Rating, key="rating")
     if rating.content is None:
         return Review(status="discarded")
+    stars = rating.content.stars
     comment = None
-    if rating.content.stars <= 2:  # a conditional ask: it has its own key, so replay stays stable
+    if stars <= 2:  # a conditional ask: it has its own key, so replay stays stable
         answer = await ctx.elicit("Sorry to hear that. What did you not like?", Comment, key="comment")
         comment = answer.content.text if answer.content else None
-    confirm = await ctx.elicit(f"Publish your {rating.content.stars}-star review?", bool, key="publish")
+    confirm = await ctx.elicit(f"Publish your {stars}-star review?", bool, key="publish")
     if confirm.content is not True:
-        return Review(status="discarded", rating=rating.content.stars)
+        return Review(status="discarded", rating=stars)
 
     def save() -> int:
         cursor = db.execute(
-            "INSERT INTO reviews (book_id, rating, comment) VALUES (?, ?, ?)", (book_id, rating.content.stars, comment)
+            "INSERT INTO reviews (book_id, rating, comment) VALUES (?, ?, ?)", (book_id, stars, comment)
         )
         db.commit()
         return int(cursor.lastrowid or 0)
 
     review_id = await ctx.once("save", save)
-    return Review(status="saved", review_id=review_id, rating=rating.content.stars)
+    return Review(status="saved", review_id=review_id, rating=stars)
 
 
 @mcp.tool()
