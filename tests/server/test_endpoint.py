@@ -22,9 +22,12 @@ from mcp_helpers import (
     rpc_error,
 )
 
+from fastapi_mrtr import MCP
+
 pytestmark = pytest.mark.anyio
 
 BookshopFactory = Callable[..., FastAPI]
+ServerFactory = Callable[..., tuple[FastAPI, MCP]]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -240,7 +243,7 @@ async def test_mismatched_name_header_on_tools_call(bookshop: BookshopFactory) -
     rpc_error(response, 400, HEADER_MISMATCH, 21)
 
 
-async def test_base64_name_header_is_decoded(server_factory: Callable[..., Any]) -> None:
+async def test_base64_name_header_is_decoded(server_factory: ServerFactory) -> None:
     app, mcp = server_factory()
 
     @mcp.tool(name="cafi-ish_tool")
@@ -351,6 +354,12 @@ async def test_params_not_an_object(bookshop: BookshopFactory, params: Any) -> N
     async with connect(bookshop()) as client:
         response = await client.post_raw(json.dumps(body), make_headers("tools/list"))
     rpc_error(response, 400, INVALID_REQUEST, 32)
+
+
+async def test_posted_response_is_refused(bookshop: BookshopFactory) -> None:
+    async with connect(bookshop()) as client:
+        response = await client.post_raw(json.dumps({"jsonrpc": "2.0", "id": 33, "result": {}}))
+    rpc_error(response, 400, INVALID_REQUEST, 33)
 
 
 async def test_notification_is_accepted_with_202(bookshop: BookshopFactory) -> None:

@@ -5,14 +5,14 @@
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Annotated, Any
 
 import pytest
 from fastapi import Cookie, Depends, FastAPI, Header, HTTPException, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from mcp_helpers import SERVER_INFO_KEY, connect, make_meta, rpc_error
+from mcp_helpers import SERVER_INFO_KEY, connect, make_meta, make_server, rpc_error, sse_messages
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -227,7 +227,7 @@ async def test_yield_dependency_cleanup_runs_on_error(server_factory: ServerFact
     app, mcp = server_factory()
     events: list[str] = []
 
-    def resource() -> Any:
+    def resource() -> Iterator[None]:
         events.append("acquire")
         try:
             yield None
@@ -328,8 +328,6 @@ async def test_custom_exception_handler_response_is_the_error(server_factory: Se
 
 
 def _header_echo(**options: Any) -> FastAPI:
-    from mcp_helpers import make_server
-
     app, mcp = make_server(**options)
 
     @mcp.tool()
@@ -397,8 +395,6 @@ async def test_security_dependency(server_factory: ServerFactory) -> None:
 
 
 def _progress_app() -> FastAPI:
-    from mcp_helpers import make_server
-
     app, mcp = make_server()
 
     @mcp.tool()
@@ -409,12 +405,6 @@ def _progress_app() -> FastAPI:
         return {"done": steps}
 
     return app
-
-
-def _sse_messages(text: str) -> list[JSON]:
-    from mcp_helpers import sse_messages
-
-    return sse_messages(text)
 
 
 @pytest.mark.parametrize("token", ["job-1", 99])
@@ -429,7 +419,7 @@ async def test_progress_over_sse(token: str | int) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.headers["x-accel-buffering"] == "no"
-    messages = _sse_messages(response.text)
+    messages = sse_messages(response.text)
     progress = [m for m in messages if m.get("method") == "notifications/progress"]
     assert len(progress) >= 3
     for message in progress:

@@ -14,7 +14,7 @@ from fastapi.security import (
     HTTPBearer,
     OAuth2PasswordBearer,
 )
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from mcp_helpers import connect, make_server, rpc_error
 from pydantic import BaseModel, Field
 
@@ -66,7 +66,7 @@ def assert_valid_schema(schema: JSON) -> None:
 
 
 def conforms(schema: JSON, value: Any) -> bool:
-    return Draft202012Validator(schema).is_valid(value)
+    return bool(Draft202012Validator(schema).is_valid(value))
 
 
 # --- names, titles, descriptions -----------------------------------------------------------------
@@ -363,6 +363,29 @@ async def test_non_model_body(server_factory: ServerFactory) -> None:
     assert echo_result["structuredContent"] == {"result": "hi"}
 
 
+async def test_embedded_scalar_body_and_list_query(server_factory: ServerFactory) -> None:
+    app, mcp = server_factory()
+
+    @mcp.tool()
+    @app.post("/rate")
+    async def rate(
+        stars: Annotated[int, Body(embed=True, ge=1, le=5)],
+        tags: Annotated[list[str], Query()] = [],  # noqa: B006
+    ) -> dict[str, Any]:
+        return {"stars": stars, "tags": tags}
+
+    async with connect(app) as client:
+        schema = (await client.tool("rate"))["inputSchema"]
+        result = await client.call("rate", {"stars": 4, "tags": ["a", "b c"]})
+        invalid = await client.call("rate", {"stars": 9})
+    assert_valid_schema(schema)
+    assert schema["properties"]["stars"]["maximum"] == 5
+    assert schema["properties"]["tags"]["items"] == {"type": "string"}
+    assert schema["required"] == ["stars"]
+    assert result["structuredContent"] == {"stars": 4, "tags": ["a", "b c"]}
+    assert invalid["isError"] is True
+
+
 async def test_recursive_model(server_factory: ServerFactory) -> None:
     app, mcp = server_factory()
 
@@ -425,7 +448,7 @@ def test_colliding_argument_names_fail_at_registration(server_factory: ServerFac
         app.put("/things/{id}")(endpoint)
     elif where == "query-body":
 
-        async def endpoint(id: int, body: WithId) -> int:  # type: ignore[misc]
+        async def endpoint(id: int, body: WithId) -> int:
             return id
 
         app.post("/things")(endpoint)
@@ -457,8 +480,8 @@ async def test_output_schema_from_response_model_and_annotation(server_factory: 
         return Tag(name="y")
 
     @mcp.tool()
-    @app.get("/untyped")
-    async def untyped():  # type: ignore[no-untyped-def]
+    @app.get("/untyped", response_model=None)
+    async def untyped() -> dict[str, str]:
         return {"free": "form"}
 
     async with connect(app) as client:
