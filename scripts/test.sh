@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs and runs all of it: lint, types, unit, end-to-end,
+# scale-out (nginx, gunicorn, Redis) and the official MCP conformance suite.
+# Works on a fresh Debian machine with Python, pip, Node 20 and apt (root, or sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Real services the tests start on loopback (none is started by installing it).
+if ! command -v nginx >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nginx-light redis-server >/dev/null
+fi
+
+python -m pip install -q --disable-pip-version-check -e ".[dev]"
+bash scripts/install-conformance.sh
+
+echo "== ruff";  python -m ruff check . && python -m ruff format --check .
+echo "== mypy";  python -m mypy
+echo "== pytest"
+python -m pytest -q -p no:cacheprovider "$@"
