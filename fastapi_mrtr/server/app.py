@@ -122,7 +122,7 @@ class MCP:
         def register(endpoint: F) -> F:
             spec = ToolSpec(
                 endpoint=endpoint,
-                name=validate_tool_name(name or endpoint.__name__),
+                name=validate_tool_name(endpoint.__name__ if name is None else name),
                 title=title,
                 description=description,
                 annotations=annotations,

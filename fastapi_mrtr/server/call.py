@@ -49,6 +49,11 @@ class CallRecord:
     manual_state: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
+    def abandon_input(self) -> None:
+        self.suspended = False
+        self.manual_requests = None
+        self.missing_capability = None
+
     @property
     def wants_input(self) -> bool:
         return self.suspended or self.manual_requests is not None

@@ -135,6 +135,7 @@ class ToolMethods:
             try:
                 response = await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record)
             except Exception as exc:
+                record.abandon_input()  # the handler failed: its error wins over any pending ask
                 return _unexpected(tool, exc)
             if record.wants_input or record.missing_capability is not None:
                 return {}

@@ -293,6 +293,8 @@ def _output_schema(route: APIRoute) -> tuple[JSONObject | None, bool]:
         return None, False
     schema = TypeAdapter(model).json_schema(mode="serialization", by_alias=True)
     schema = _resolve_root_ref(schema)
+    if not schema:  # ``-> Any``: nothing is promised about the output
+        return None, False
     if schema.get("type") == "object":
         return schema, False
     defs = schema.pop("$defs", None)
