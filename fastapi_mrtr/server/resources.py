@@ -13,8 +13,9 @@ and ``resources/read`` (with MRTR: a resource function may ``await ctx.elicit(..
 
 What the function may return: ``str`` (text), ``bytes`` (a base64 blob), a
 ``TextResourceContents``/``BlobResourceContents`` or a list of them, a ``ReadResourceResult``,
-or any other JSON-able value (sent as JSON text). A URI that matches nothing, or a function that
-raises :class:`ResourceNotFoundError`, gets -32602 with ``data.uri`` (SEP-2164).
+or any other JSON-able value (sent as JSON text). A URI that matches nothing, a function that
+raises :class:`ResourceNotFoundError`, and a function that returns ``None`` or ``[]`` get
+-32602 with ``data.uri`` (SEP-2164: never an empty ``contents``).
 """
 
 from __future__ import annotations
@@ -271,12 +272,10 @@ def read_result(spec: ResourceSpec, uri: str, value: Any) -> JSONObject:
 def _contents(spec: ResourceSpec, uri: str, value: Any) -> list[TextResourceContents | BlobResourceContents]:
     if isinstance(value, (TextResourceContents, BlobResourceContents)):
         return [value]
-    if (
-        isinstance(value, (list, tuple))
-        and value
-        and all(isinstance(item, (TextResourceContents, BlobResourceContents)) for item in value)
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(item, (TextResourceContents, BlobResourceContents)) for item in value
     ):
-        return list(value)
+        return list(value)  # an empty list is "nothing there": not found
     if isinstance(value, str):
         return [TextResourceContents(uri=uri, mime_type=spec.mime_type or "text/plain", text=value)]
     if isinstance(value, (bytes, bytearray, memoryview)):

@@ -376,7 +376,7 @@ async def test_even_a_bare_except_that_swallows_the_signal_still_answers_input_r
     @h.mcp.tool()
     @h.app.post("/reckless")
     async def reckless(ctx: Context) -> dict[str, str]:
-        try:
+        try:  # noqa: SIM105 - the point is a hand-written bare swallow
             await ctx.elicit("Name?", Name, key="n")
         except BaseException:
             pass
