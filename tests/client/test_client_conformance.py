@@ -58,7 +58,10 @@ def run_suite(env: dict[str, str], name: str, *args: str) -> tuple[int, str, Pat
         cwd=ROOT,
         timeout=900,
     )
-    return done.returncode, done.stdout + done.stderr, out
+    output = done.stdout + done.stderr
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "output.txt").write_text(output)  # the suite's report, kept for a failing run's post-mortem
+    return done.returncode, output, out
 
 
 def scenario_results(out: Path) -> dict[str, list[dict[str, str]]]:
@@ -106,7 +109,7 @@ def test_requirements_2026_07_28(conformance: dict[str, str]) -> None:
     results = scenario_results(out)
     for scenario in NON_AUTH_REQUIRED:
         assert scenario in results, f"{scenario} did not run:\n{output}"
-        assert not failures(results[scenario]), (scenario, failures(results[scenario]))
+        assert not failures(results[scenario]), f"{scenario}: {failures(results[scenario])}\n{output}"
     summary = {name: "FAIL" if failures(checks) else "PASS" for name, checks in sorted(results.items())}
     (out / "summary.json").write_text(json.dumps({"exit_code": code, "scenarios": summary}, indent=2))
     # Only OAuth scenarios may fail, so a non-zero exit is theirs alone.
