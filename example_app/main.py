@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 
-from fastapi_mrtr import MCP, Context, ServerOptions
+from fastapi_mrtr import MCP, Context, ReplayStore, ServerOptions
 
 from .auth import current_user, optional_user
 from .db import get_db
@@ -23,6 +23,17 @@ logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(messag
 
 Db = Annotated[sqlite3.Connection, Depends(get_db)]
 
+
+def _replay_store() -> ReplayStore | None:
+    """Single-use requestState shared by all replicas when ``MRTR_REDIS_URL`` is set."""
+    url = os.environ.get("MRTR_REDIS_URL")
+    if not url:
+        return None
+    from fastapi_mrtr.server.redis_store import RedisReplayStore
+
+    return RedisReplayStore(url)
+
+
 app = FastAPI(title="Bookshop", version="1.0.0")
 mcp = MCP(
     app,
@@ -31,6 +42,7 @@ mcp = MCP(
         version="1.0.0",
         instructions="A bookshop: look books up, order them, review them.",
         allowed_hosts=tuple(filter(None, os.environ.get("BOOKSHOP_ALLOWED_HOSTS", "").split(","))),
+        replay_store=_replay_store(),
     ),
 )
 

@@ -114,7 +114,7 @@ class FlowSealer:
         store = self.options.replay_store
         assert store is not None
         try:
-            first_use = await store.consume(claims.jti, claims.expires_at)
+            first_use = await store.consume(claims.jti, _usable_until(claims))
         except Exception:
             logger.exception("replay store unavailable; refusing the round (fail closed)")
             raise ServerError(
@@ -162,3 +162,9 @@ class FlowSealer:
                 {"reason": "request_state_too_large"},
                 http_status=500,
             ) from None
+
+
+def _usable_until(claims: StateClaims) -> int | None:
+    """When the token stops opening: its own expiry or the flow's deadline, whichever comes first."""
+    limits = [t for t in (claims.expires_at, claims.flow_deadline) if t is not None]
+    return min(limits) if limits else None

@@ -1,0 +1,86 @@
+"""Single-use ``requestState`` shared by every worker and replica: consumed token ids in Redis.
+
+    from fastapi_mrtr.server.redis_store import RedisReplayStore
+
+    options = ServerOptions(request_state_key=..., replay_store=RedisReplayStore("redis://redis:6379/0"))
+
+Each id is written with one ``SET key 1 NX PX ttl``: atomic, so of two rounds carrying the same
+token, on the same or different replicas, exactly one gets True. The key lives as long as the
+token can still be opened (its expiry plus ``clock_skew``), then Redis forgets it by itself.
+
+Any Redis error (unreachable, timeout, out of memory, read-only replica) propagates; the server
+refuses the round with a 503 and the token stays unused, so the client can retry it later. The
+one ambiguous case is a ``SET`` that Redis applied but whose reply was lost: that token then
+counts as used. Needs the ``redis`` package (``pip install "fastapi-mrtr[redis]"``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisReplayStore"]
+
+
+class RedisReplayStore:
+    """A :class:`~fastapi_mrtr.server.replay_store.ReplayStore` backed by Redis (``redis.asyncio``).
+
+    ``client`` is a ``redis.asyncio.Redis`` (used as is, and not closed by :meth:`aclose`) or a
+    URL such as ``redis://host:6379/0`` (a client is made with ``connect_timeout`` and
+    ``timeout`` in seconds, so a dead Redis fails the round quickly instead of hanging it).
+    Keys are ``prefix + token id``. ``ttl_without_expiry`` (seconds) bounds how long the id of a
+    token that never expires is remembered; ``clock_skew`` (seconds) is added to every key's
+    lifetime so replicas whose clocks run a little behind still find it.
+    """
+
+    def __init__(
+        self,
+        client: Redis | str,
+        *,
+        prefix: str = "mrtr:used:",
+        ttl_without_expiry: float = 86_400.0,
+        clock_skew: float = 60.0,
+        connect_timeout: float = 2.0,
+        timeout: float = 2.0,
+    ) -> None:
+        if ttl_without_expiry <= 0 or clock_skew < 0:
+            raise ValueError("ttl_without_expiry must be positive and clock_skew >= 0")
+        if isinstance(client, str):
+            from redis.asyncio import Redis
+
+            self._client: Any = Redis.from_url(client, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
+            self._owned = True
+        else:
+            self._client = client
+            self._owned = False
+        self.prefix = prefix
+        self._ttl_without_expiry = ttl_without_expiry
+        self._clock_skew = clock_skew
+
+    def __repr__(self) -> str:
+        return f"RedisReplayStore(prefix={self.prefix!r})"
+
+    def key_for(self, token_id: str) -> str:
+        """The Redis key that marks ``token_id`` as used."""
+        return self.prefix + token_id
+
+    def ttl_ms(self, expires_at: int | None, now: float | None = None) -> int:
+        """How long the mark for a token expiring at ``expires_at`` (unix seconds) is kept."""
+        now = time.time() if now is None else now
+        if expires_at is None:
+            return math.ceil(self._ttl_without_expiry * 1000)
+        seconds = max(expires_at - now, 0.0) + self._clock_skew
+        return max(1000, math.ceil(seconds * 1000))
+
+    async def consume(self, token_id: str, expires_at: int | None) -> bool:
+        created = await self._client.set(self.key_for(token_id), b"1", nx=True, px=self.ttl_ms(expires_at))
+        return bool(created)
+
+    async def aclose(self) -> None:
+        """Close the client if this store made it from a URL."""
+        if self._owned:
+            await self._client.aclose()
