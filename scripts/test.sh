@@ -16,7 +16,10 @@ fi
 python -m pip install -q --disable-pip-version-check -e ".[dev]"
 bash scripts/install-conformance.sh
 
-echo "== ruff";  python -m ruff check . && python -m ruff format --check .
-echo "== mypy";  python -m mypy
-echo "== pytest"
-python -m pytest -q -p no:cacheprovider "$@"
+# Every check runs even when an earlier one fails; any failure fails the run.
+status=0
+echo "== ruff check";  python -m ruff check . || status=1
+echo "== ruff format"; python -m ruff format --check . || status=1
+echo "== mypy";        python -m mypy || status=1
+echo "== pytest";      python -m pytest -q -p no:cacheprovider "$@" || status=1
+exit $status

@@ -331,7 +331,9 @@ class ToolContext:
             {"sampling": {"tools": {}} if needs_tools else {}},
             isinstance(caps, dict) and (not needs_tools or "tools" in caps),
         )
-        result: CreateMessageResult = await self._typed_ask(SAMPLING_CREATE_MESSAGE, dump(params), key, CreateMessageResult)
+        result: CreateMessageResult = await self._typed_ask(
+            SAMPLING_CREATE_MESSAGE, dump(params), key, CreateMessageResult
+        )
         return result
 
     async def _list_roots(self, key: str | None) -> ListRootsResult:
