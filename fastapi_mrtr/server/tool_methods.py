@@ -39,17 +39,19 @@ class ToolRegistry:
         self._specs: list[ToolSpec] = []
         self._tools: dict[str, ToolDefinition] = {}
         self._routes_seen = -1
+        self._dirty = True
 
     def add(self, spec: ToolSpec) -> None:
         if any(s.name == spec.name for s in self._specs):
             raise ValueError(f"an MCP tool named {spec.name!r} is already registered")
         self._specs.append(spec)
+        self._dirty = True
         route = self._route_of(spec.endpoint)
         if route is not None:  # build now, so schema problems surface at registration
             self._tools[spec.name] = build_tool(spec, route)
 
     def resolved(self) -> dict[str, ToolDefinition]:
-        if self._routes_seen != len(self._app.router.routes) or len(self._tools) != len(self._specs):
+        if self._dirty or self._routes_seen != len(self._app.router.routes):
             self._resolve()
         return self._tools
 
@@ -58,14 +60,18 @@ class ToolRegistry:
         for spec in self._specs:
             known = self._tools.get(spec.name)
             route = self._route_of(spec.endpoint)
-            if route is None:
-                raise RuntimeError(
-                    f"@mcp.tool() {spec.name!r}: {spec.endpoint.__qualname__} is not a route of this app; "
-                    "decorate a FastAPI path function (e.g. put @mcp.tool() above @app.get(...))"
+            if route is None:  # one misconfigured tool must not take the others down
+                logger.error(
+                    "@mcp.tool() %r: %s is not a route of this app, so it is not served; decorate a "
+                    "FastAPI path function (put @mcp.tool() above @app.get(...)) and include its router",
+                    spec.name,
+                    spec.endpoint.__qualname__,
                 )
+                continue
             tools[spec.name] = known if known is not None and known.route is route else build_tool(spec, route)
         self._tools = tools
         self._routes_seen = len(self._app.router.routes)
+        self._dirty = False
 
     def _route_of(self, endpoint: Callable[..., object]) -> APIRoute | None:
         for route in _api_routes(self._app):
