@@ -16,7 +16,6 @@ run a mounted app's lifespan, so nothing here depends on one).
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
@@ -42,6 +41,7 @@ from .subscriptions import (
 )
 from .tool_methods import ToolMethods, ToolRegistry
 from .tools import ToolSpec, validate_tool_name
+from .workers import several_processes_hint
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -270,13 +270,13 @@ def _refuse_bare_decorator(kind: str, first: object) -> None:
 
 def _warn_if_several_workers() -> None:
     """An ephemeral key only works in one process: say so loudly where we can tell there are more."""
-    under_gunicorn = "gunicorn" in os.environ.get("SERVER_SOFTWARE", "")
-    spawned_worker = multiprocessing.parent_process() is not None
-    if under_gunicorn or spawned_worker:
+    reason = several_processes_hint()
+    if reason is not None:
         logger.error(
-            "fastapi-mrtr: this process looks like one of several workers (%s) and has no shared "
-            "request_state_key: MRTR rounds served by another worker will be refused. Set "
-            "ServerOptions(request_state_key=...) or the %s environment variable.",
-            "gunicorn" if under_gunicorn else "a spawned worker process",
+            "fastapi-mrtr: this process may be one of several serving MCP (%s) and has no shared "
+            "request_state_key: MRTR rounds served by another worker, replica or after a restart will "
+            "be refused with invalid_request_state. Set ServerOptions(request_state_key=...) or the %s "
+            "environment variable (see docs/deployment.md).",
+            reason,
             STATE_KEY_ENV,
         )
