@@ -1,0 +1,172 @@
+"""Three uvicorn replicas of the bookshop behind nginx round robin (no stickiness), one shared key.
+
+The load: 2,000 ``place_order`` flows (three tools/call requests each), 100 at a time. Every flow
+must complete with its own receipt and its own order row, and the rounds of most flows must be
+served by more than one replica (``x-replica`` header, cross-checked with nginx's upstream log).
+The negative control restarts the replicas with per-process keys: round two then fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import ElicitResult
+
+from tests.scaleout.conftest import StartNginx, StartReplicas, new_key
+from tests.scaleout.flows import (
+    McpWire,
+    OrderSpec,
+    Outcome,
+    input_request,
+    mismatched_orders,
+    order_round_one,
+    run_order_flows,
+    summarise,
+)
+
+FLOWS = 2000
+CONCURRENCY = 100
+LOAD_TIMEOUT = 150.0
+
+pytestmark = pytest.mark.timeout(280)
+
+
+def databases(db_dir: Path, names: list[str]) -> dict[str, Path]:
+    return {name: db_dir / f"{name}.db" for name in names}
+
+
+def test_2000_flows_across_three_replicas_behind_nginx_and_negative_control(
+    start_replicas: StartReplicas, start_nginx: StartNginx, db_dir: Path
+) -> None:
+    replicas = start_replicas(3, env={"MRTR_STATE_KEY": new_key()})
+    nginx = start_nginx(replicas.ports)
+    url = nginx.url + "/mcp"
+
+    specs = [OrderSpec.numbered(i) for i in range(FLOWS)]
+    began = time.monotonic()
+    outcomes = asyncio.run(run_order_flows(url, specs, concurrency=CONCURRENCY, timeout=LOAD_TIMEOUT))
+    summary = summarise(outcomes, began)
+    print(f"\nnginx + 3 uvicorn replicas: {summary.describe()}")
+
+    assert not summary.failed, f"{len(summary.failed)} flows failed, e.g. {[o.problem for o in summary.failed[:5]]}"
+    assert mismatched_orders(outcomes, databases(db_dir, replicas.names)) == []
+    assert set(summary.served) == set(replicas.names), summary.served
+    assert summary.crossed >= FLOWS // 2, f"only {summary.crossed} of {FLOWS} flows crossed replicas"
+    # nginx's own log tells the same story: the tool calls went to all three upstreams.
+    upstreams = Counter(re.findall(r"upstream=(\S+) mcp_method=tools/call", "\n".join(nginx.access_log())))
+    assert set(upstreams) == {f"127.0.0.1:{port}" for port in replicas.ports}, upstreams
+    assert sum(upstreams.values()) == 3 * FLOWS
+
+    # Negative control: the same rig with a per-process (ephemeral) key in each replica.
+    replicas.restart({"MRTR_STATE_KEY": None})
+    for replica in replicas:
+        assert "ephemeral per-process key" in replica.log_text()
+    refused = asyncio.run(second_rounds_with_unshared_keys(url, flows=24))
+    assert refused >= 12, f"only {refused} second rounds landed on another replica"
+
+
+async def second_rounds_with_unshared_keys(url: str, *, flows: int) -> int:
+    """Round two of each flow, sequentially; returns how many landed on another replica (all refused)."""
+    refused = 0
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        wire = McpWire(http, url)
+        for index in range(flows):
+            spec = OrderSpec.numbered(index, tag="control")
+            outcome = Outcome(spec)
+            state = await order_round_one(wire, spec, outcome)
+            reply = await wire.call("place_order", spec.arguments, responses=spec.confirm, state=state)
+            if reply.replica == outcome.replicas[0]:
+                input_request(reply, "shipping")  # the same replica can open its own state
+                continue
+            assert reply.status == 400 and reply.is_invalid_state, reply.body
+            assert reply.body["error"]["message"] == "Invalid or expired requestState"
+            refused += 1
+    return refused
+
+
+class Shopper:
+    """An elicitation callback for one order: confirms, then picks its own speed and note."""
+
+    def __init__(self, spec: OrderSpec) -> None:
+        self.spec = spec
+        self.asked: list[str] = []
+
+    async def __call__(self, ctx: Any, params: Any) -> ElicitResult:
+        key = str(ctx.request_id)
+        self.asked.append(key)
+        if key == "confirm":
+            assert params.message == self.spec.question
+            return ElicitResult(action="accept", content={"confirmed": True})
+        return ElicitResult(action="accept", content={"speed": self.spec.speed, "gift_note": self.spec.note})
+
+
+@contextlib.asynccontextmanager
+async def official_client(url: str, replicas: list[str], **options: Any) -> AsyncIterator[Client]:
+    """The official client (mcp 2.3.0), recording the ``x-replica`` of every tools/call reply."""
+
+    async def record(response: httpx2.Response) -> None:
+        if response.request.headers.get("mcp-method") == "tools/call":
+            replicas.append(response.headers.get("x-replica", "?"))
+
+    async with (
+        httpx2.AsyncClient(event_hooks={"response": [record]}, timeout=30.0) as http,
+        Client(streamable_http_client(url, http_client=http), mode="2026-07-28", **options) as client,
+    ):
+        yield client
+
+
+async def official_order(url: str, spec: OrderSpec) -> tuple[dict[str, Any], list[str], list[str]]:
+    shopper = Shopper(spec)
+    served: list[str] = []
+    async with official_client(url, served, elicitation_callback=shopper) as client:
+        result = await client.call_tool("place_order", spec.arguments)
+    assert result.is_error is False and result.structured_content is not None
+    return result.structured_content, shopper.asked, served
+
+
+def test_official_client_flows_across_replicas_and_unshared_keys(
+    start_replicas: StartReplicas, start_nginx: StartNginx, tmp_path: Path
+) -> None:
+    replicas = start_replicas(3, env={"MRTR_STATE_KEY": new_key()})
+    nginx = start_nginx(replicas.ports)
+    url = nginx.url + "/mcp"
+    specs = [OrderSpec.numbered(i, tag="official") for i in range(30)]
+
+    async def all_orders() -> list[tuple[dict[str, Any], list[str], list[str]]]:
+        return await asyncio.wait_for(asyncio.gather(*(official_order(url, s) for s in specs)), 60)
+
+    results = asyncio.run(all_orders())
+    crossed = 0
+    for spec, (receipt, asked, served) in zip(specs, results, strict=True):
+        assert {k: receipt[k] for k in spec.expected_receipt} == spec.expected_receipt
+        assert asked == ["confirm", "shipping"]
+        assert len(served) == 3, served
+        crossed += len(set(served)) > 1
+    assert crossed >= len(specs) // 2, f"only {crossed} of {len(specs)} official-client flows crossed replicas"
+
+    replicas.restart({"MRTR_STATE_KEY": None})
+    spec = OrderSpec.numbered(0, tag="official-control")
+
+    async def refused() -> tuple[MCPError, list[str]]:
+        served: list[str] = []
+        async with official_client(url, served, elicitation_callback=Shopper(spec)) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("place_order", spec.arguments)
+        return caught.value, served
+
+    error, served = asyncio.run(refused())
+    assert len(served) == 2 and served[0] != served[1], served  # strict rotation: round two elsewhere
+    assert error.error.code == -32602
+    assert error.error.data == {"reason": "invalid_request_state"}
