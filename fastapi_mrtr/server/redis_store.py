@@ -4,19 +4,23 @@
 
     options = ServerOptions(request_state_key=..., replay_store=RedisReplayStore("redis://redis:6379/0"))
 
-Each id is written with one ``SET key 1 NX PX ttl``: atomic, so of two rounds carrying the same
-token, on the same or different replicas, exactly one gets True. The key lives as long as the
-token can still be opened (its expiry plus ``clock_skew``), then Redis forgets it by itself.
+Each id is written with one ``SET key nonce NX PX ttl``: atomic, so of two rounds carrying the
+same token, on the same or different replicas, exactly one gets True. The key lives as long as
+the token can still be opened (its expiry plus ``clock_skew``), then Redis forgets it by itself.
+The value is a random nonce of this attempt: when the client library resends the ``SET`` after a
+timeout and finds the key taken, a ``GET`` tells our own first write from another round's.
 
 Any Redis error (unreachable, timeout, out of memory, read-only replica) propagates; the server
 refuses the round with a 503 and the token stays unused, so the client can retry it later. The
-one ambiguous case is a ``SET`` that Redis applied but whose reply was lost: that token then
-counts as used. Needs the ``redis`` package (``pip install "fastapi-mrtr[redis]"``).
+one ambiguous case is a ``SET`` that Redis applied but whose reply never came: that token then
+counts as used, and the client's retry of the round is refused. Works with any Redis from 2.6.12
+(and Valkey). Needs the ``redis`` package (``pip install "fastapi-mrtr[redis]"``).
 """
 
 from __future__ import annotations
 
 import math
+import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +81,12 @@ class RedisReplayStore:
         return max(1000, math.ceil(seconds * 1000))
 
     async def consume(self, token_id: str, expires_at: int | None) -> bool:
-        created = await self._client.set(self.key_for(token_id), b"1", nx=True, px=self.ttl_ms(expires_at))
-        return bool(created)
+        key = self.key_for(token_id)
+        nonce = secrets.token_hex(8).encode()
+        if await self._client.set(key, nonce, nx=True, px=self.ttl_ms(expires_at)):
+            return True
+        # Taken: by another round, or by this very call if the client retried a SET that landed.
+        return bool(await self._client.get(key) == nonce)
 
     async def aclose(self) -> None:
         """Close the client if this store made it from a URL."""

@@ -4,6 +4,8 @@ The load: 2,000 ``place_order`` flows (three tools/call requests each), 100 at a
 must complete with its own receipt and its own order row, and the rounds of most flows must be
 served by more than one replica (``x-replica`` header, cross-checked with nginx's upstream log).
 The negative control restarts the replicas with per-process keys: round two then fails.
+With Redis single use on, a used state is refused by every replica, and a Redis outage refuses
+rounds without losing them.
 """
 
 from __future__ import annotations
@@ -32,9 +34,13 @@ from tests.scaleout.flows import (
     input_request,
     mismatched_orders,
     order_round_one,
+    order_round_three,
+    order_round_two,
     run_order_flows,
+    stored_orders,
     summarise,
 )
+from tests.scaleout.services import RedisServer
 
 FLOWS = 2000
 CONCURRENCY = 100
@@ -170,3 +176,69 @@ def test_official_client_flows_across_replicas_and_unshared_keys(
     assert len(served) == 2 and served[0] != served[1], served  # strict rotation: round two elsewhere
     assert error.error.code == -32602
     assert error.error.data == {"reason": "invalid_request_state"}
+
+
+def test_single_use_state_with_redis_across_three_replicas(
+    redis_server: RedisServer, start_replicas: StartReplicas, start_nginx: StartNginx, db_dir: Path
+) -> None:
+    replicas = start_replicas(3, env={"MRTR_STATE_KEY": new_key(), "MRTR_REDIS_URL": redis_server.url})
+    nginx = start_nginx(replicas.ports)
+    url = nginx.url + "/mcp"
+
+    # Single use costs no flow: 300 concurrent flows all complete, rounds crossing replicas.
+    specs = [OrderSpec.numbered(i, tag="redis") for i in range(300)]
+    began = time.monotonic()
+    summary = summarise(asyncio.run(run_order_flows(url, specs, concurrency=50, timeout=90)), began)
+    print(f"\nnginx + 3 replicas + Redis single use: {summary.describe()}")
+    assert not summary.failed, [o.problem for o in summary.failed[:5]]
+    assert summary.crossed >= len(specs) // 2
+
+    asyncio.run(replays_refused_everywhere(url, replicas.ports, db_dir, replicas.names))
+    asyncio.run(redis_outage_mid_flow(url, redis_server))
+
+
+async def replays_refused_everywhere(url: str, ports: list[int], db_dir: Path, names: list[str]) -> None:
+    spec = OrderSpec.numbered(7, tag="replayed")
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        wire = McpWire(http, url)
+        outcome = Outcome(spec)
+        first = await order_round_one(wire, spec, outcome)
+        second = await order_round_two(wire, spec, outcome, first)
+        direct = [f"http://127.0.0.1:{port}/mcp" for port in ports]
+        # The used round-one state, replayed at each replica in turn: refused by all three.
+        for replica_url in direct:
+            reply = await wire.call("place_order", spec.arguments, responses=spec.confirm, state=first, url=replica_url)
+            assert reply.status == 400 and reply.is_invalid_state, (replica_url, reply.body)
+        # The last round sent to all three replicas at once: exactly one places the order.
+        replies = await asyncio.gather(
+            *(
+                wire.call("place_order", spec.arguments, responses=spec.shipping, state=second, url=replica_url)
+                for replica_url in direct
+            )
+        )
+    done = [r for r in replies if r.status == 200]
+    assert len(done) == 1 and done[0].result["structuredContent"]["status"] == "placed", [r.body for r in replies]
+    assert all(r.is_invalid_state for r in replies if r.status != 200)
+    notes = [row[3] for row in stored_orders(databases(db_dir, names).values()).values()]
+    assert notes.count(spec.note) == 1
+
+
+async def redis_outage_mid_flow(url: str, redis_server: RedisServer) -> None:
+    """Redis down: the round is refused (503) on whichever replica; once it is back the same round passes."""
+    spec = OrderSpec.numbered(8, tag="outage")
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        wire = McpWire(http, url)
+        outcome = Outcome(spec)
+        state = await order_round_one(wire, spec, outcome)
+        redis_server.stop()
+        seen = set()
+        for _ in range(3):
+            reply = await wire.call("place_order", spec.arguments, responses=spec.confirm, state=state)
+            assert reply.status == 503 and reply.error is not None, reply.body
+            assert reply.error["data"] == {"reason": "replay_store_unavailable"}
+            seen.add(reply.replica)
+        assert len(seen) == 3  # every replica fails closed
+        redis_server.start()
+        state = await order_round_two(wire, spec, outcome, state)
+        await order_round_three(wire, spec, outcome, state)
+    assert outcome.receipt is not None and outcome.receipt["status"] == "placed"
