@@ -6,7 +6,7 @@ import base64
 import binascii
 from typing import Any, TypeVar
 
-from ..protocol import INVALID_PARAMS
+from ..protocol import INVALID_PARAMS, JSONObject
 from .flow import ServerError
 
 T = TypeVar("T")
@@ -39,3 +39,12 @@ def page(items: list[T], cursor: Any, size: int) -> tuple[list[T], str | None]:
             raise ServerError(INVALID_PARAMS, "Invalid params: unknown cursor")
     end = start + size
     return items[start:end], (_encode(end) if end < len(items) else None)
+
+
+def listing(field: str, entries: list[JSONObject], cursor: Any, size: int, ttl_ms: int, cache_scope: str) -> JSONObject:
+    """A complete, cacheable list result (``tools/list``, ``prompts/list``, ``resources/list``...)."""
+    items, next_cursor = page(entries, cursor, size)
+    result: JSONObject = {"resultType": "complete", field: items, "ttlMs": ttl_ms, "cacheScope": cache_scope}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result

@@ -41,7 +41,7 @@ from .endpoint import RpcRequest
 from .flow import FlowSealer, ServerError
 from .functions import SUSPENDED, FunctionSignature, call_function, inspect_function, validate_arguments
 from .options import ServerOptions
-from .pagination import page
+from .pagination import listing
 from .rounds import run_round
 
 CONTENT_BLOCKS = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
@@ -111,16 +111,10 @@ class PromptMethods:
 
     async def list_prompts(self, rpc: RpcRequest) -> JSONObject:
         prompts = [spec.wire for spec in self._registry.all()]
-        items, next_cursor = page(prompts, rpc.params.get("cursor"), self._options.page_size)
-        result: JSONObject = {
-            "resultType": "complete",
-            "prompts": items,
-            "ttlMs": self._options.cache_ttl_ms,
-            "cacheScope": self._options.cache_scope,
-        }
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        options = self._options
+        return listing(
+            "prompts", prompts, rpc.params.get("cursor"), options.page_size, options.cache_ttl_ms, options.cache_scope
+        )
 
     async def get_prompt(self, rpc: RpcRequest) -> JSONObject:
         name = rpc.params.get("name")

@@ -46,7 +46,7 @@ from .endpoint import RpcRequest
 from .flow import FlowSealer, ServerError
 from .functions import SUSPENDED, FunctionSignature, call_function, inspect_function, validate_arguments
 from .options import ServerOptions
-from .pagination import page
+from .pagination import listing
 from .rounds import run_round
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
@@ -214,16 +214,10 @@ class ResourceMethods:
         self._options = options
 
     def _listing(self, rpc: RpcRequest, key: str, entries: list[JSONObject]) -> JSONObject:
-        items, next_cursor = page(entries, rpc.params.get("cursor"), self._options.page_size)
-        result: JSONObject = {
-            "resultType": "complete",
-            key: items,
-            "ttlMs": self._options.cache_ttl_ms,
-            "cacheScope": self._options.cache_scope,
-        }
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        options = self._options
+        return listing(
+            key, entries, rpc.params.get("cursor"), options.page_size, options.cache_ttl_ms, options.cache_scope
+        )
 
     async def list_resources(self, rpc: RpcRequest) -> JSONObject:
         return self._listing(rpc, "resources", [spec.wire for spec in self._registry.resources()])

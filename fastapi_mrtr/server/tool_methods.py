@@ -17,7 +17,7 @@ from .endpoint import RpcRequest
 from .flow import FlowSealer, ServerError
 from .invoke import call_route, forwarded_headers
 from .options import ServerOptions
-from .pagination import page
+from .pagination import listing
 from .param_headers import check_param_headers
 from .results import error_result, tool_result
 from .rounds import run_round
@@ -110,16 +110,10 @@ class ToolMethods:
 
     async def list_tools(self, rpc: RpcRequest) -> JSONObject:
         tools = [tool.wire for tool in self._registry.resolved().values()]
-        items, next_cursor = page(tools, rpc.params.get("cursor"), self._options.page_size)
-        result: JSONObject = {
-            "resultType": "complete",
-            "tools": items,
-            "ttlMs": self._options.cache_ttl_ms,
-            "cacheScope": self._options.cache_scope,
-        }
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        options = self._options
+        return listing(
+            "tools", tools, rpc.params.get("cursor"), options.page_size, options.cache_ttl_ms, options.cache_scope
+        )
 
     async def call_tool(self, rpc: RpcRequest) -> JSONObject:
         name = rpc.params.get("name")
