@@ -1,7 +1,9 @@
 """The MCP conformance suite's client scenarios, run against tests/client/conformance_client.py.
 
 The suite (pinned 0.2.0-alpha.12) and Node 22 are installed into ``.tools/`` by
-``scripts/install-conformance.sh``; results are kept under ``artifacts/conformance-client/``.
+``scripts/install-conformance.sh``; results are kept under
+``artifacts/conformance-client/<run>/<timestamp-pid-random>/`` (``checks.json`` per scenario, the
+suite's report in ``output.txt``, and a ``summary.json`` for the requirements run).
 The frozen 2026-07-28 requirement set includes OAuth (``auth/*``) scenarios, which this client
 does not implement (bring an ``httpx.Auth``); every other required client scenario must pass.
 """
@@ -11,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,8 +50,8 @@ def conformance() -> Iterator[dict[str, str]]:
 
 
 def run_suite(env: dict[str, str], name: str, *args: str) -> tuple[int, str, Path]:
-    out = ARTIFACTS / name
-    shutil.rmtree(out, ignore_errors=True)
+    # A fresh directory per run: test sessions may run side by side, and each reads back its own.
+    out = ARTIFACTS / name / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     command = f"{sys.executable} {PROGRAM}"
     done = subprocess.run(
         [str(SUITE), "client", "--command", command, *args, "--timeout", "60000", "-o", str(out)],
