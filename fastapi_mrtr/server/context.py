@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import functools
 import hashlib
 import inspect
 import logging
@@ -18,7 +19,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast, get_origin, overload
 
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..mrtr import (
     ELICITATION_CREATE,
@@ -282,8 +283,8 @@ class ToolContext:
             self._record.missing_capability = capability
             raise MissingCapabilitySignal()
 
-    async def _ask(self, method: str, params: JSONObject, key: str | None) -> tuple[str, Any]:
-        """The recorded answer for this ask, or suspend the run after recording it as pending."""
+    async def _ask(self, method: str, params: JSONObject, key: str | None) -> tuple[str, str, Any]:
+        """(key, question digest, recorded answer) for this ask, or suspend after recording it as pending."""
         ledger = self._record.ledger
         key = ledger.claim_key(key)
         q = question_digest(method, params)
@@ -294,7 +295,7 @@ class ToolContext:
             logger.info("input %r: the question changed since it was answered; asking again", key)
             ledger.forget(key)
         if answer is not None:
-            return key, answer
+            return key, q, answer
         ledger.pending.append(Ask(key, method, params, q))
         self._record.suspended = True
         raise SuspendSignal()
@@ -307,18 +308,18 @@ class ToolContext:
         ledger.keys_seen.discard(key)
 
     async def _elicit(self, message: str | ElicitRequestParams, schema: Any, key: str | None) -> ElicitResult[Any]:
-        params, shorthand = _elicit_params(message, schema)
-        url_mode = params.mode == "url"
+        wire = _elicit_wire(message, schema)
+        shorthand = schema is not None and _is_shorthand(schema)
+        url_mode = wire.get("mode") == "url"
         self._require(
             {"elicitation": {"url": {}} if url_mode else {}},
             self.supports("elicitation.url" if url_mode else "elicitation"),
         )
-        wire = dump(params)
         for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
-            key_used, answer = await self._ask(ELICITATION_CREATE, wire, key)
+            key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key)
             result = _parse_elicit_answer(answer, schema, shorthand, url_mode)
             if result is not None:
-                self._record.ledger.use(key_used, question_digest(ELICITATION_CREATE, wire), answer)
+                self._record.ledger.use(key_used, q, answer)
                 return result
             self._invalid(key_used, "not a valid elicitation result for this schema")
             key = key_used
@@ -343,14 +344,14 @@ class ToolContext:
 
     async def _typed_ask(self, method: str, params: JSONObject, key: str | None, model: type[Any]) -> Any:
         for _ in range(2):
-            key_used, answer = await self._ask(method, params, key)
+            key_used, q, answer = await self._ask(method, params, key)
             try:
                 result = model.model_validate(answer)
             except ValidationError:
                 self._invalid(key_used, f"not a valid {method} result")
                 key = key_used
                 continue
-            self._record.ledger.use(key_used, question_digest(method, params), answer)
+            self._record.ledger.use(key_used, q, answer)
             return result
         raise AssertionError("unreachable: the second ask suspends")  # pragma: no cover
 
@@ -367,15 +368,22 @@ def _is_shorthand(schema: Any) -> bool:
     return get_origin(schema) is Literal
 
 
-def _elicit_params(message: str | ElicitRequestParams, schema: Any) -> tuple[ElicitRequestParams, bool]:
-    shorthand = schema is not None and _is_shorthand(schema)
+def _elicit_wire(message: str | ElicitRequestParams, schema: Any) -> JSONObject:
+    """The ``elicitation/create`` params as they travel."""
     if isinstance(message, ElicitRequestParams):
         if message.mode == "url" or message.requested_schema is not None or schema is None:
-            return message, shorthand
-        return message.model_copy(update={"requested_schema": requested_schema_for(schema)}), shorthand
+            return dump(message)
+        return dump(message.model_copy(update={"requested_schema": requested_schema_for(schema)}))
     if schema is None:
         raise TypeError("ctx.elicit(message, schema): a form needs a schema (a model or bool/str/int/...)")
-    return ElicitRequestParams(message=message, requested_schema=requested_schema_for(schema)), shorthand
+    if isinstance(message, str):
+        # The common case, built directly: what dump(ElicitRequestParams(...)) gives, without a
+        # model round trip on every ask of every replay.
+        return {"mode": "form", "message": message, "requestedSchema": requested_schema_for(schema)}
+    return dump(ElicitRequestParams(message=message, requested_schema=requested_schema_for(schema)))
+
+
+_AnyElicitResult = ElicitResult[Any]  # parametrised once: pydantic would otherwise rebuild it on some calls
 
 
 def _parse_elicit_answer(answer: Any, schema: Any, shorthand: bool, url_mode: bool) -> ElicitResult[Any] | None:
@@ -384,15 +392,30 @@ def _parse_elicit_answer(answer: Any, schema: Any, shorthand: bool, url_mode: bo
     action = answer["action"]
     if action != "accept" or url_mode or schema is None:
         content = answer.get("content") if action == "accept" and schema is None else None
-        return ElicitResult[Any](action=action, content=content)
+        return _AnyElicitResult(action=action, content=content)
     content = answer.get("content")
     if not isinstance(content, dict):
         return None
     try:
-        value = TypeAdapter(schema).validate_python(content.get("value") if shorthand else content)
+        value = _validator(schema)(content.get("value") if shorthand else content)
     except ValidationError:
         return None
-    return ElicitResult[Any](action="accept", content=value)
+    return _AnyElicitResult(action="accept", content=value)
+
+
+def _validator(schema: Any) -> Callable[[Any], Any]:
+    """Validates an answer's content against ``schema``; built once per schema (see _adapter)."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_validate
+    try:
+        return _adapter(schema).validate_python
+    except TypeError:  # an unhashable schema: no cache
+        return TypeAdapter(schema).validate_python
+
+
+@functools.lru_cache(maxsize=256)
+def _adapter(schema: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(schema)
 
 
 # --- how ctx reaches a handler ----------------------------------------------------------------

@@ -7,6 +7,7 @@ inlined and ``Optional[X]`` becomes ``X`` (not required).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -34,6 +35,23 @@ _KEEP = {
 
 
 def requested_schema_for(schema: Any) -> JSONObject:
+    """The form schema for ``schema``, computed once per schema: the result is shared, never mutate it.
+
+    Generating a JSON Schema costs far more than a whole MRTR round, and a handler asks the same
+    question on every replay, so the cache is what keeps ``ctx.elicit`` cheap.
+    """
+    try:
+        return _cached_schema(schema)
+    except TypeError:  # unhashable (e.g. Annotated metadata that is not hashable): build it each time
+        return _build_schema(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_schema(schema: Any) -> JSONObject:
+    return _build_schema(schema)
+
+
+def _build_schema(schema: Any) -> JSONObject:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         raw = schema.model_json_schema()
         defs = raw.get("$defs", {})
