@@ -18,9 +18,9 @@ import httpx
 import pytest
 from fastapi import FastAPI, Header
 
-from fastapi_mrtr import MCP, Context, ServerOptions
+from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ServerOptions
 from tests.scaleout.conftest import StartNginx, StartReplicas, new_key
-from tests.scaleout.flows import McpWire, accept, input_request
+from tests.scaleout.flows import McpWire, Reply, accept, input_request
 from tests.support import running_server
 
 pytestmark = pytest.mark.timeout(120)
@@ -138,3 +138,48 @@ def test_idempotency_key_differs_per_step_and_per_flow_but_not_per_round() -> No
     assert seen[0][1:] == seen[1][1:] and seen[2][1:] == seen[3][1:]  # same keys on both rounds
     assert seen[0][1] != seen[0][2]  # debit and credit differ
     assert (seen[0][1], seen[2][1]) == (first, second)
+
+
+@pytest.mark.parametrize("single_use", [False, True], ids=["reusable-state", "single-use-state"])
+def test_a_retried_last_round_reruns_once_with_the_same_idempotency_key(single_use: bool) -> None:
+    """What docs/side-effects.md warns about: ``ctx.once`` cannot guard the round that runs it.
+
+    A client that retries the completing round (its response was lost) runs the step again; the
+    idempotency key is the same, so a deduplicating downstream turns it into a no-op. With a
+    replay store the retry is refused instead.
+    """
+    app = FastAPI()
+    store = InMemoryReplayStore() if single_use else None
+    mcp = MCP(app, options=ServerOptions(name="retry", request_state_key="k" * 32, replay_store=store))
+    created: list[str] = []
+
+    @mcp.tool()
+    @app.post("/orders")
+    async def order(quantity: int, ctx: Context) -> dict[str, Any]:
+        await ctx.elicit(f"Order {quantity}?", bool, key="ok")
+        key = ctx.idempotency_key("create")
+
+        def create() -> int:
+            created.append(key)
+            return len(created)
+
+        order_id = await ctx.once("create", create)
+        return {"order_id": order_id, "key": key}
+
+    app.mount("/mcp", mcp)
+
+    async def flow() -> list[Reply]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            wire = McpWire(http, "/mcp")
+            _, state = input_request(await wire.call("order", {"quantity": 2}), "ok")
+            return [await wire.call("order", {"quantity": 2}, responses={"ok": YES}, state=state) for _ in range(2)]
+
+    first, retry = asyncio.run(flow())
+    assert first.result["structuredContent"]["order_id"] == 1
+    if single_use:
+        assert retry.is_invalid_state
+        assert len(created) == 1
+    else:
+        assert retry.result["structuredContent"]["order_id"] == 2  # the step ran again...
+        assert created[0] == created[1] == first.result["structuredContent"]["key"]  # ...with the same key

@@ -242,3 +242,30 @@ async def redis_outage_mid_flow(url: str, redis_server: RedisServer) -> None:
         state = await order_round_two(wire, spec, outcome, state)
         await order_round_three(wire, spec, outcome, state)
     assert outcome.receipt is not None and outcome.receipt["status"] == "placed"
+
+
+def test_public_host_names_behind_nginx_need_allowed_hosts(
+    start_replicas: StartReplicas, start_nginx: StartNginx
+) -> None:
+    """nginx passes the client's Host on; the replicas refuse names they were not told about (421)."""
+    replicas = start_replicas(
+        2, per_replica=lambda i: {"MRTR_STATE_KEY": new_key(), "BOOKSHOP_ALLOWED_HOSTS": "shop.test" if i else ""}
+    )
+    configured, unconfigured = replicas[1], replicas[0]
+    nginx = start_nginx([configured.port])
+    bare = start_nginx([unconfigured.port])
+
+    async def status(url: str, host: str) -> int:
+        async with httpx.AsyncClient(headers={"Host": host}, timeout=30.0) as http:
+            reply = await McpWire(http, url + "/mcp").call("get_book", {"book_id": 1})
+        return reply.status
+
+    async def statuses() -> list[int]:
+        return [
+            await status(nginx.url, "shop.test"),
+            await status(nginx.url, "other.test"),
+            await status(bare.url, "shop.test"),
+            await status(bare.url, f"127.0.0.1:{bare.port}"),
+        ]
+
+    assert asyncio.run(statuses()) == [200, 421, 421, 200]
