@@ -14,6 +14,7 @@ import functools
 import hashlib
 import inspect
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar, cast, get_origin, overload
 
@@ -224,7 +225,7 @@ class ToolContext:
         """
         record = self._record
         if record.flow_id is None:
-            record.flow_id = base64.urlsafe_b64encode(__import__("os").urandom(16)).decode().rstrip("=")
+            record.flow_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
         digest = hashlib.sha256(f"idempotency:{record.flow_id}:{step}".encode()).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")[:32]
 
