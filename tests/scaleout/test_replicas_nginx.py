@@ -80,6 +80,7 @@ def test_2000_flows_across_three_replicas_behind_nginx_and_negative_control(
     for replica in replicas:
         assert "ephemeral per-process key" in replica.log_text()
     refused = asyncio.run(second_rounds_with_unshared_keys(url, flows=24))
+    print(f"negative control: {refused} of 24 second rounds landed on another replica, all refused")
     assert refused >= 12, f"only {refused} second rounds landed on another replica"
 
 
