@@ -230,12 +230,8 @@ FAILURES = [
     pytest.param(lambda: (good(), {"now": NOW + TTL}), "expired", id="expired"),
     pytest.param(lambda: (mint(flow_deadline=NOW + 100), {"now": NOW + 100}), "flow_expired", id="flow"),
     # 6 binding
-    pytest.param(
-        lambda: (good(), {"binding": replace(BINDING, method="prompts/get")}), "wrong_method", id="method"
-    ),
-    pytest.param(
-        lambda: (good(), {"binding": replace(BINDING, target="other")}), "wrong_target", id="target"
-    ),
+    pytest.param(lambda: (good(), {"binding": replace(BINDING, method="prompts/get")}), "wrong_method", id="method"),
+    pytest.param(lambda: (good(), {"binding": replace(BINDING, target="other")}), "wrong_target", id="target"),
     pytest.param(
         lambda: (good(), {"binding": replace(BINDING, arguments_digest=arguments_digest({"to": "OPO"}))}),
         "wrong_arguments",
@@ -351,9 +347,7 @@ def test_arguments_digest_keeps_json_number_types() -> None:
 def golden() -> tuple[dict[str, Any], StateKeyRing, StateBinding]:
     fixture = json.loads(GOLDEN.read_text(encoding="utf-8"))
     b = fixture["inputs"]["binding"]
-    binding = StateBinding(
-        b["method"], b["target"], arguments_digest(b["arguments"]), b["audience"], b["principal"]
-    )
+    binding = StateBinding(b["method"], b["target"], arguments_digest(b["arguments"]), b["audience"], b["principal"])
     return fixture, StateKeyRing(fixture["inputs"]["secret"]), binding
 
 
