@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("raw")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--match", default="", help="only list functions whose location contains this")
+    parser.add_argument("--within", default="measure", help="only count stacks through this function (skips start-up)")
     args = parser.parse_args()
     inclusive: Counter[str] = Counter()
     own: Counter[str] = Counter()
@@ -41,6 +42,8 @@ def main() -> None:
                 continue
             count = int(count_text)
             frames = [short(frame) for frame in stack.split(";")]
+            if args.within and not any(frame.endswith(":" + args.within) for frame in frames):
+                continue
             total += count
             own[frames[-1]] += count
             for name in set(frames):
