@@ -73,7 +73,9 @@ class MrtrClient:
 
     ``http_client`` is an ``httpx.AsyncClient`` you own (auth, headers, proxies, a transport such
     as ``httpx.ASGITransport``); it is left open on :meth:`aclose`. Without one, the client makes
-    and closes its own. ``headers`` are added to every request. ``on_progress`` receives the
+    and closes its own, with ``auth`` (an ``httpx.Auth`` such as
+    :class:`~fastapi_mrtr.client.auth.OAuthClientAuth`; give your own client its ``auth``
+    instead). ``headers`` are added to every request. ``on_progress`` receives the
     progress notifications of every request (a progress token is then sent on each);
     ``on_notification`` receives any other notification streamed over SSE.
     """
@@ -87,10 +89,13 @@ class MrtrClient:
         headers: Mapping[str, str] | None = None,
         on_progress: ProgressCallback | None = None,
         on_notification: NotificationCallback | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
+        if http_client is not None and auth is not None:
+            raise ValueError("pass auth to your own httpx.AsyncClient (AsyncClient(auth=...)), not to MrtrClient")
         self.options = options or ClientOptions()
         self._owns_http = http_client is None
-        http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout)
+        http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout, auth=auth)
         self._rpc = HttpRpc(http, url)
         self._headers = dict(headers or {})
         self._on_progress = on_progress

@@ -4,6 +4,10 @@ The suite starts a mock server per scenario, sets ``MCP_CONFORMANCE_SCENARIO`` (
 ``MCP_CONFORMANCE_CONTEXT``, JSON) and appends the server URL to the command line. Each scenario
 below drives :class:`fastapi_mrtr.client.MrtrClient` the way the mock expects to be exercised;
 the suite then grades what it saw on the wire. Exit status 0 = the client finished its script.
+
+``auth/*`` scenarios put a mock authorization server in front of the mock MCP server: the client
+gets an :class:`~fastapi_mrtr.client.auth.OAuthClientAuth`, whose authorization step follows the
+authorization URL over HTTP (the mock approves at once and redirects with the code).
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ from fastapi_mrtr.client import (
     CreateMessageRequestParams,
     ElicitRequestParams,
     MrtrClient,
+)
+from fastapi_mrtr.client.auth import (
+    ClientMetadata,
+    OAuthClientAuth,
+    OAuthClientInfo,
+    follow_authorization_redirect,
 )
 
 Scenario = Callable[[MrtrClient, dict[str, Any]], Awaitable[None]]
@@ -121,10 +131,38 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+# The client ID metadata document URL the suite's CIMD scenarios expect (never fetched by them).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"  # never contacted: the code is read off the redirect
+
+
+def oauth(scenario: str, context: dict[str, Any]) -> OAuthClientAuth | None:
+    """The auth for an ``auth/*`` scenario, configured from its context; ``None`` for the others."""
+    if not scenario.startswith("auth/"):
+        return None
+    client_info = None
+    if "client_id" in context:
+        client_info = OAuthClientInfo(
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+            private_key_pem=context.get("private_key_pem"),
+            signing_alg=context.get("signing_algorithm"),
+            issuer=context.get("issuer"),
+        )
+    if scenario.startswith("auth/client-credentials"):
+        return OAuthClientAuth(grant="client_credentials", client_info=client_info)
+    return OAuthClientAuth(
+        authorization_handler=follow_authorization_redirect(),
+        client_metadata=ClientMetadata(redirect_uris=[REDIRECT_URI], client_name="fastapi-mrtr conformance client"),
+        client_info=client_info,
+        client_metadata_url=CIMD_URL,
+    )
+
+
 async def main(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    async with MrtrClient(url) as client:
+    async with MrtrClient(url, auth=oauth(scenario, context)) as client:
         client.set_elicitation_handler(accept_elicitation)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # sampling and roots still answer
