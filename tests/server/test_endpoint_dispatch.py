@@ -1,0 +1,77 @@
+"""How a request reaches the MCP endpoint: straight from the plugin's middleware, or through the mount.
+
+With no user middleware inside the plugin's, ``/mcp`` is served without the router; with some,
+the request takes the mount so that those middlewares still see it. Either way every user
+middleware sees the MCP request and the in-process tool call, and both ``/mcp`` and ``/mcp/`` work.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastapi import FastAPI
+from mcp_helpers import connect, make_server
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+pytestmark = pytest.mark.anyio
+
+
+class Recorder:
+    """A pure ASGI middleware noting the paths of the HTTP requests that pass through it."""
+
+    def __init__(self, app: ASGIApp, seen: list[str]) -> None:
+        self.app = app
+        self.seen = seen
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.seen.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+def _app_with_echo(before: list[str] | None, after: list[str] | None) -> FastAPI:
+    app = FastAPI()
+    if before is not None:  # inside the plugin's middleware
+        app.add_middleware(Recorder, seen=before)
+    app, mcp = make_server(app)
+    if after is not None:  # outside it
+        app.add_middleware(Recorder, seen=after)
+
+    @mcp.tool()
+    @app.post("/echo")
+    async def echo(text: str) -> str:
+        return text
+
+    return app
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/"])
+async def test_middlewares_on_both_sides_see_the_request_and_the_tool_call(path: str) -> None:
+    before: list[str] = []
+    after: list[str] = []
+    app = _app_with_echo(before, after)
+    async with connect(app, path) as client:
+        result = await client.call("echo", {"text": "hi"})
+    assert result["structuredContent"] == {"result": "hi"}
+    assert path.rstrip("/") in [p.rstrip("/") for p in before]
+    assert path in after
+    assert "/echo" in before and "/echo" in after
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/"])
+async def test_endpoint_served_directly_when_no_middleware_is_inside(path: str) -> None:
+    after: list[str] = []
+    app = _app_with_echo(None, after)
+    async with connect(app, path) as client:
+        result = await client.call("echo", {"text": "hi"})
+        listed = await client.list_tools()
+    assert result["structuredContent"] == {"result": "hi"}
+    assert [tool["name"] for tool in listed] == ["echo"]
+    assert after.count(path) == 2 and "/echo" in after
+
+
+async def test_other_methods_on_the_endpoint_are_refused_as_before() -> None:
+    app = _app_with_echo(None, None)
+    async with connect(app) as client:
+        response = await client.http.get("/mcp")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
