@@ -68,7 +68,7 @@ def _is_response(url: httpx.URL) -> bool:
     return "code" in url.params or "error" in url.params
 
 
-def follow_authorization_redirect(http_client: httpx.AsyncClient | None = None) -> AuthorizationHandler:
+def follow_authorization_redirect(http_client: httpx.AsyncClient | None = None) -> Callable[[str], Awaitable[str]]:
     """A handler that GETs the authorization URL and returns the redirect back to the client.
 
     For authorization servers that approve without a user (test servers, some machine setups):
