@@ -4,8 +4,9 @@ The suite (pinned 0.2.0-alpha.12) and Node 22 are installed into ``.tools/`` by
 ``scripts/install-conformance.sh``; results are kept under
 ``artifacts/conformance-client/<run>/<timestamp-pid-random>/`` (``checks.json`` per scenario, the
 suite's report in ``output.txt``, and a ``summary.json`` for the requirements run).
-The frozen 2026-07-28 requirement set includes OAuth (``auth/*``) scenarios, which this client
-does not implement (bring an ``httpx.Auth``); every other required client scenario must pass.
+Every scenario of the frozen 2026-07-28 client requirement set must pass, OAuth (``auth/*``)
+included, and so must every run-but-unscored one except the extension scenarios in
+``KNOWN_FAILING``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,18 @@ NON_AUTH_REQUIRED = [
     "json-schema-ref-no-deref",
 ]
 EXTRA = ["json-schema-2020-12-preservation"]
+REVISION = "2026-07-28"
+# Unscored extension scenarios this client does not implement, as the official Python SDK does
+# not: DPoP proofs (RFC 9449), enterprise-managed authorization (SEP-990 token exchange and
+# ID-JAG) and the workload identity JWT-bearer grant (SEP-1933). Everything else must pass.
+KNOWN_FAILING = frozenset(
+    {"auth/dpop", "auth/dpop-nonce", "auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"}
+)
+# The suite runs a requirement set's scenarios all at once; on a small CI machine forty client
+# processes starting together outlive their timeouts. So they run as single-scenario runs at
+# the same wire version, a few at a time, each with a generous timeout.
+JOBS = int(os.environ.get("MRTR_CONFORMANCE_JOBS", "2"))
+SCENARIO_TIMEOUT_MS = int(os.environ.get("MRTR_CONFORMANCE_TIMEOUT_MS", "120000"))
 
 
 @pytest.fixture(scope="session")
@@ -49,22 +63,58 @@ def conformance() -> Iterator[dict[str, str]]:
     yield env
 
 
-def run_suite(env: dict[str, str], name: str, *args: str) -> tuple[int, str, Path]:
+def fresh_dir(name: str) -> Path:
     # A fresh directory per run: test sessions may run side by side, and each reads back its own.
-    out = ARTIFACTS / name / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    return ARTIFACTS / name / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _suite(env: dict[str, str], out: Path, *args: str) -> tuple[int, str]:
     command = f"{sys.executable} {PROGRAM}"
     done = subprocess.run(
-        [str(SUITE), "client", "--command", command, *args, "--timeout", "60000", "-o", str(out)],
+        [str(SUITE), "client", "--command", command, *args, "--timeout", str(SCENARIO_TIMEOUT_MS), "-o", str(out)],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
         timeout=900,
     )
-    output = done.stdout + done.stderr
+    return done.returncode, done.stdout + done.stderr
+
+
+def run_suite(env: dict[str, str], name: str, *args: str) -> tuple[int, str, Path]:
+    out = fresh_dir(name)
+    code, output = _suite(env, out, *args)
     out.mkdir(parents=True, exist_ok=True)
     (out / "output.txt").write_text(output)  # the suite's report, kept for a failing run's post-mortem
-    return done.returncode, output, out
+    return code, output, out
+
+
+def requirement_scenarios(env: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(scored, run but unscored) client scenarios of the frozen requirement set, as the suite lists them."""
+    listing = subprocess.run(
+        [str(SUITE), "list", "--client", "--requirements", REVISION],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    ).stdout
+    scored: list[str] = []
+    unscored: list[str] = []
+    section: list[str] | None = None
+    for line in listing.splitlines():
+        if line.startswith("Client scenarios"):
+            section = scored
+        elif line.startswith(("Server scenarios", "Run and reported")):
+            section = unscored if line.startswith("Run and reported") else None
+        elif (
+            section is not None
+            and (item := re.fullmatch(r"\s+- (\S+)(?: \[(\w+)\])?", line))
+            and (section is scored or item.group(2) == "client")
+        ):
+            section.append(item.group(1))
+    return scored, unscored
 
 
 def scenario_results(out: Path) -> dict[str, list[dict[str, str]]]:
@@ -107,13 +157,39 @@ def test_scenario_alone_exits_zero(conformance: dict[str, str], scenario: str) -
 
 
 def test_requirements_2026_07_28(conformance: dict[str, str]) -> None:
-    """The frozen requirement set: every non-auth scenario passes; auth/* is reported, not required."""
-    code, output, out = run_suite(conformance, "requirements-2026-07-28", "--requirements", "2026-07-28")
+    """The frozen requirement set, OAuth included: every scored scenario passes, with no warning and
+    a clean exit; so does every unscored client scenario but the ``KNOWN_FAILING`` extensions."""
+    scored, unscored = requirement_scenarios(conformance)
+    assert len(scored) >= 30 and set(NON_AUTH_REQUIRED) <= set(scored), scored
+    assert sum(name.startswith("auth/") for name in scored) >= 25, scored
+    assert set(unscored) >= KNOWN_FAILING, unscored
+    out = fresh_dir("requirements-2026-07-28")
+
+    def one(scenario: str) -> tuple[str, int, str]:
+        code, output = _suite(conformance, out, "--scenario", scenario, "--spec-version", REVISION, "--force")
+        return scenario, code, output
+
+    with ThreadPoolExecutor(max_workers=max(1, JOBS)) as pool:
+        runs = list(pool.map(one, scored + unscored))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "output.txt").write_text("\n".join(f"===== {name} (exit {code})\n{text}" for name, code, text in runs))
     results = scenario_results(out)
-    for scenario in NON_AUTH_REQUIRED:
-        assert scenario in results, f"{scenario} did not run:\n{output}"
-        assert not failures(results[scenario]), f"{scenario}: {failures(results[scenario])}\n{output}"
-    summary = {name: "FAIL" if failures(checks) else "PASS" for name, checks in sorted(results.items())}
-    (out / "summary.json").write_text(json.dumps({"exit_code": code, "scenarios": summary}, indent=2))
-    # Only OAuth scenarios may fail, so a non-zero exit is theirs alone.
-    assert all(name.startswith("auth/") for name, verdict in summary.items() if verdict == "FAIL"), summary
+    exits = {name: code for name, code, _ in runs}
+    verdicts = {
+        name: "PASS" if exits[name] == 0 and name in results and not not_passed(results[name]) else "FAIL"
+        for name in exits
+    }
+    summary = {"scored": scored, "unscored": unscored, "exit_codes": exits, "scenarios": dict(sorted(verdicts.items()))}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    must_pass = [name for name in scored + unscored if name not in KNOWN_FAILING]
+    failed = {name: not_passed(results.get(name, [])) or f"exit {exits[name]}" for name in must_pass}
+    failed = {name: why for name, why in failed.items() if verdicts[name] == "FAIL"}
+    assert not failed, f"{failed}\n(see {out / 'output.txt'})"
+
+
+def not_passed(checks: list[dict[str, str]]) -> list[str]:
+    """FAILURE and WARNING checks: the suite fails a scenario on either."""
+    return [f"{c['id']}: {c.get('errorMessage') or c.get('description')}" for c in checks if c["status"] in BAD]
+
+
+BAD = ("FAILURE", "WARNING")
