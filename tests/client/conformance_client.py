@@ -151,6 +151,8 @@ def oauth(scenario: str, context: dict[str, Any]) -> OAuthClientAuth | None:
         )
     if scenario.startswith("auth/client-credentials"):
         return OAuthClientAuth(grant="client_credentials", client_info=client_info)
+    if "valid_jwt" in context:  # workload identity: the platform's JWT is the grant
+        return OAuthClientAuth(grant="jwt_bearer", assertion=context["valid_jwt"], client_info=client_info)
     return OAuthClientAuth(
         authorization_handler=follow_authorization_redirect(),
         client_metadata=ClientMetadata(redirect_uris=[REDIRECT_URI], client_name="fastapi-mrtr conformance client"),

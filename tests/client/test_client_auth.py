@@ -213,6 +213,10 @@ class FakeOAuth:
     def _token(self, request: httpx.Request) -> httpx.Response:
         form = dict(httpx.QueryParams(request.content.decode()))
         self.token_requests.append((form, request.headers))
+        if form.get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            if form.get("assertion") != "workload-jwt" or form.get("resource") != self.prm_resource:
+                return httpx.Response(400, json={"error": "invalid_grant"})
+            return self._issue("workload", set(form.get("scope", "").split()))
         client_id = self._client_id(form, request.headers)
         if client_id is None:
             return httpx.Response(401, json={"error": "invalid_client"})
@@ -581,6 +585,37 @@ async def test_client_credentials_with_private_key_jwt(fake: FakeOAuth, http: ht
 def test_client_credentials_needs_a_client() -> None:
     with pytest.raises(ValueError):
         OAuthClientAuth(grant="client_credentials")
+    with pytest.raises(ValueError):
+        OAuthClientAuth(grant="jwt_bearer")
+
+
+async def test_jwt_bearer_grant_presents_a_fresh_assertion(fake: FakeOAuth, http: httpx.AsyncClient) -> None:
+    fake.refresh_tokens = False
+    issued: list[str] = []
+
+    async def workload_token() -> str:
+        issued.append("workload-jwt")
+        return "workload-jwt"
+
+    auth = OAuthClientAuth(grant="jwt_bearer", assertion=workload_token, http_client=http)
+    await run(fake, auth, "tools/list")
+    fake.revoke_access_tokens()
+    await run(fake, auth, "tools/call")
+    assert len(issued) == 2 and not fake.registrations and not fake.authorizations
+    form, headers = fake.token_requests[0]
+    jwt_bearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert form == {"grant_type": jwt_bearer, "assertion": "workload-jwt", "resource": MCP}
+    assert "authorization" not in headers
+
+
+async def test_a_refused_jwt_bearer_grant_is_not_retried(fake: FakeOAuth, http: httpx.AsyncClient) -> None:
+    info = OAuthClientInfo(client_id="workload", token_endpoint_auth_method="none")
+    auth = OAuthClientAuth(grant="jwt_bearer", assertion="expired-jwt", client_info=info, http_client=http)
+    with pytest.raises(OAuthTokenError) as caught:
+        await run(fake, auth, "tools/list")
+    assert caught.value.error == "invalid_grant"
+    [(form, _)] = fake.token_requests  # one attempt, no other grant tried
+    assert form["client_id"] == "workload"
 
 
 # --- refusals ------------------------------------------------------------------------------------

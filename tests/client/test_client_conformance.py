@@ -43,11 +43,9 @@ NON_AUTH_REQUIRED = [
 EXTRA = ["json-schema-2020-12-preservation"]
 REVISION = "2026-07-28"
 # Unscored extension scenarios this client does not implement, as the official Python SDK does
-# not: DPoP proofs (RFC 9449), enterprise-managed authorization (SEP-990 token exchange and
-# ID-JAG) and the workload identity JWT-bearer grant (SEP-1933). Everything else must pass.
-KNOWN_FAILING = frozenset(
-    {"auth/dpop", "auth/dpop-nonce", "auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"}
-)
+# not: DPoP-bound tokens (RFC 9449) and enterprise-managed authorization (SEP-990: token exchange
+# at the enterprise IdP for an ID-JAG, then a JWT-bearer grant). Everything else must pass.
+KNOWN_FAILING = frozenset({"auth/dpop", "auth/dpop-nonce", "auth/enterprise-managed-authorization"})
 # The suite runs a requirement set's scenarios all at once; on a small CI machine forty client
 # processes starting together outlive their timeouts. So they run as single-scenario runs at
 # the same wire version, a few at a time, each with a generous timeout.

@@ -30,7 +30,7 @@ from ._errors import (
     OAuthRegistrationError,
     OAuthTokenError,
 )
-from ._flow import Grant
+from ._flow import AssertionProvider, Grant
 from ._httpx_auth import OAuthClientAuth
 from ._models import (
     AuthorizationServerMetadata,
@@ -43,6 +43,7 @@ from ._redirect import AuthorizationHandler, follow_authorization_redirect
 from ._storage import InMemoryTokenStore, TokenStore
 
 __all__ = [
+    "AssertionProvider",
     "AuthorizationHandler",
     "AuthorizationServerMetadata",
     "BearerChallenge",

@@ -6,11 +6,12 @@ the first does the work, the others find its token in the store and use it.
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Union
 
 import anyio
 import httpx
@@ -25,11 +26,19 @@ from ._redirect import AuthorizationHandler, parse_authorization_response, run_h
 from ._registration import client_for
 from ._scopes import select_scope, union
 from ._storage import TokenStore
-from ._tokens import authorization_code_grant, client_credentials_grant, refresh_grant, request_token
+from ._tokens import (
+    authorization_code_grant,
+    client_credentials_grant,
+    jwt_bearer_grant,
+    refresh_grant,
+    request_token,
+)
 
 logger = logging.getLogger("fastapi_mrtr.client.auth")
 
-Grant = Literal["authorization_code", "client_credentials"]
+Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
+# The JWT of the jwt_bearer grant: a fixed string, or a callable asked for a fresh one each time.
+AssertionProvider = Union[str, Callable[[], Union[Awaitable[str], str]]]
 OAUTH_HTTP_TIMEOUT = httpx.Timeout(30.0)
 
 
@@ -45,6 +54,18 @@ class FlowSettings:
     scope: str | None
     request_offline_access: bool
     refresh_skew: float
+    assertion: AssertionProvider | None = None
+
+
+async def _assertion(provider: AssertionProvider | None) -> str:
+    if provider is None:
+        raise OAuthAuthorizationError("the jwt_bearer grant needs an assertion")
+    if isinstance(provider, str):
+        return provider
+    outcome = provider()
+    if inspect.isawaitable(outcome):
+        outcome = await outcome
+    return outcome
 
 
 def _replaced(stored: OAuthToken | None, sent: OAuthToken | None) -> bool:
@@ -140,8 +161,11 @@ class OAuthFlow:
             offline_access=settings.request_offline_access and wants_refresh,
         )
 
-    async def _client(self, http: httpx.AsyncClient, discovery: Discovery) -> OAuthClientInfo:
+    async def _client(self, http: httpx.AsyncClient, discovery: Discovery) -> OAuthClientInfo | None:
+        """The client identity for this issuer; for jwt_bearer only the configured one, if any."""
         settings = self.settings
+        if settings.grant == "jwt_bearer":
+            return settings.client_info
         return await client_for(
             http,
             discovery,
@@ -154,15 +178,21 @@ class OAuthFlow:
     async def _obtain(
         self, http: httpx.AsyncClient, server: str, discovery: Discovery, scope: str | None
     ) -> OAuthToken:
+        settings = self.settings
         client = await self._client(http, discovery)
         try:
-            if self.settings.grant == "client_credentials":
+            if settings.grant == "jwt_bearer":
+                # The assertion is the grant: no registration, and a refusal is final (SEP-1933).
+                grant = jwt_bearer_grant(await _assertion(settings.assertion), scope, discovery.resource)
+                token = await request_token(http, discovery, client, grant, requested_scope=scope)
+            elif settings.grant == "client_credentials":
                 grant = client_credentials_grant(scope, discovery.resource)
                 token = await request_token(http, discovery, client, grant, requested_scope=scope)
             else:
+                assert client is not None
                 token = await self._authorization_code(http, discovery, client, scope)
         except OAuthTokenError as exc:
-            if exc.error == "invalid_client" and client is not self.settings.client_info:
+            if exc.error == "invalid_client" and client is not None and client is not settings.client_info:
                 # A registration the server has forgotten: register again next time.
                 await self.settings.store.set_client_info(discovery.issuer, None)
             raise

@@ -8,10 +8,11 @@ import httpx
 
 from ._challenge import bearer_challenge
 from ._discovery import server_key
-from ._flow import FlowSettings, Grant, OAuthFlow
+from ._flow import AssertionProvider, FlowSettings, Grant, OAuthFlow
 from ._models import ClientMetadata, OAuthClientInfo, OAuthToken
 from ._redirect import AuthorizationHandler
 from ._storage import InMemoryTokenStore, TokenStore
+from ._tokens import JWT_BEARER
 
 
 class OAuthClientAuth(httpx.Auth):
@@ -22,7 +23,8 @@ class OAuthClientAuth(httpx.Auth):
     resource and authorization server metadata, gets a client identity (``client_info`` if it
     fits the issuer, a stored registration, the ``client_metadata_url`` document when the
     server supports them, or dynamic registration), obtains a token (authorization code with
-    PKCE S256 through ``authorization_handler``, or ``client_credentials``), stores it and
+    PKCE S256 through ``authorization_handler``, ``client_credentials``, or a JWT-bearer
+    ``assertion``), stores it and
     resends the request once. A 403 ``insufficient_scope`` authorizes again for the union of
     the scopes held and the ones challenged, at most ``max_step_ups`` times per request; then
     the 403 is returned as it is.
@@ -35,8 +37,10 @@ class OAuthClientAuth(httpx.Auth):
     * ``client_info``: a pre-registered client (``issuer`` set: used only with that issuer).
     * ``client_metadata_url``: an HTTPS URL serving this client's metadata document, used as
       ``client_id`` where the authorization server advertises CIMD support.
-    * ``grant``: ``"authorization_code"`` (default) or ``"client_credentials"`` (machine to
-      machine; needs ``client_info`` with a secret or a private key).
+    * ``grant``: ``"authorization_code"`` (default), ``"client_credentials"`` (machine to
+      machine; needs ``client_info`` with a secret or a private key) or ``"jwt_bearer"``
+      (RFC 7523 with ``assertion``, e.g. a workload identity token: a string, or a sync or
+      async callable returning a fresh one per token request; ``client_info`` optional).
     * ``scope``: ask for exactly this instead of what the server's challenge or metadata names.
     * ``store``: a :class:`TokenStore` (default in memory); ``http_client`` sends the OAuth
       requests (default: a short-lived client per authorization).
@@ -56,11 +60,14 @@ class OAuthClientAuth(httpx.Auth):
         max_step_ups: int = 2,
         request_offline_access: bool = True,
         refresh_skew: float = 30.0,
+        assertion: AssertionProvider | None = None,
     ) -> None:
-        if grant not in ("authorization_code", "client_credentials"):
+        if grant not in ("authorization_code", "client_credentials", "jwt_bearer"):
             raise ValueError(f"unsupported grant {grant!r}")
         if grant == "client_credentials" and client_info is None:
             raise ValueError("the client_credentials grant needs client_info")
+        if grant == "jwt_bearer" and assertion is None:
+            raise ValueError("the jwt_bearer grant needs an assertion")
         if max_step_ups < 0:
             raise ValueError("max_step_ups must be >= 0")
         if client_metadata_url is not None:
@@ -68,8 +75,9 @@ class OAuthClientAuth(httpx.Auth):
             if url.scheme != "https" or url.path in ("", "/"):
                 raise ValueError("client_metadata_url must be an https URL with a path")
         metadata = client_metadata or ClientMetadata()
-        if grant == "client_credentials" and client_metadata is None:
-            metadata = ClientMetadata(redirect_uris=[], grant_types=["client_credentials"], response_types=[])
+        if grant != "authorization_code" and client_metadata is None:
+            grant_type = JWT_BEARER if grant == "jwt_bearer" else grant
+            metadata = ClientMetadata(redirect_uris=[], grant_types=[grant_type], response_types=[])
         self.max_step_ups = max_step_ups
         self.store: TokenStore = store if store is not None else InMemoryTokenStore()
         self._flow = OAuthFlow(
@@ -84,6 +92,7 @@ class OAuthClientAuth(httpx.Auth):
                 scope=scope,
                 request_offline_access=request_offline_access,
                 refresh_skew=refresh_skew,
+                assertion=assertion,
             )
         )
 

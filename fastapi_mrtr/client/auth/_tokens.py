@@ -39,23 +39,36 @@ def client_credentials_grant(scope: str | None, resource: str) -> dict[str, str]
     return form
 
 
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+def jwt_bearer_grant(assertion: str, scope: str | None, resource: str) -> dict[str, str]:
+    """RFC 7523 section 2.1: a JWT (e.g. a workload identity token) as the authorization grant."""
+    form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": resource}
+    if scope:
+        form["scope"] = scope
+    return form
+
+
 async def request_token(
     http: httpx.AsyncClient,
     discovery: Discovery,
-    client: OAuthClientInfo,
+    client: OAuthClientInfo | None,
     grant: dict[str, str],
     *,
     requested_scope: str | None,
     previous: OAuthToken | None = None,
 ) -> OAuthToken:
-    """POST ``grant`` to the token endpoint as ``client`` and read the token it answers with."""
+    """POST ``grant`` to the token endpoint as ``client`` (``None``: unauthenticated) and read the
+    token it answers with."""
     endpoint = discovery.metadata.token_endpoint
     if not endpoint:
         raise OAuthDiscoveryError(f"authorization server {discovery.issuer} has no token_endpoint")
     form = dict(grant)
     headers = {"Accept": "application/json"}
-    method = token_auth_method(client, discovery.metadata.token_endpoint_auth_methods_supported)
-    apply_client_auth(form, headers, client, method, audience=discovery.issuer)
+    if client is not None:
+        method = token_auth_method(client, discovery.metadata.token_endpoint_auth_methods_supported)
+        apply_client_auth(form, headers, client, method, audience=discovery.issuer)
     response = await http.post(endpoint, data=form, headers=headers)
     return parse_token_response(response, discovery, requested_scope=requested_scope, previous=previous)
 
