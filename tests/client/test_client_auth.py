@@ -748,6 +748,16 @@ async def test_mrtr_client_auth_parameter(fake: FakeOAuth, http: httpx.AsyncClie
         MrtrClient(MCP, http_client=http, auth=make_auth(http))
 
 
+async def test_the_oauth_requests_may_share_the_authorized_client(fake: FakeOAuth) -> None:
+    async with httpx.AsyncClient(transport=httpx.MockTransport(fake)) as shared:
+        shared.auth = make_auth(shared)
+        await MrtrClient(MCP, http_client=shared).list_tools()
+        fake.clients.clear()  # the token endpoint now answers 401: it must not re-enter the flow
+        fake.revoke_access_tokens()
+        with pytest.raises(OAuthTokenError):
+            await MrtrClient(MCP, http_client=shared).list_tools()
+
+
 def test_sync_clients_are_refused() -> None:
     transport = httpx.MockTransport(lambda r: httpx.Response(200))
     with httpx.Client(transport=transport, auth=OAuthClientAuth()) as client, pytest.raises(RuntimeError):

@@ -21,6 +21,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ._errors import OAuthDiscoveryError
+from ._http import NO_AUTH
 from ._models import AuthorizationServerMetadata, ProtectedResourceMetadata
 
 M = TypeVar("M", bound=BaseModel)
@@ -101,7 +102,7 @@ def resource_matches(server_url: str, resource: str) -> bool:
 async def _fetch(http: httpx.AsyncClient, url: str, model: type[M]) -> M | str:
     """The document at ``url``, or why there is none there (to try the next candidate)."""
     try:
-        response = await http.get(url, headers={"Accept": "application/json"})
+        response = await http.get(url, headers={"Accept": "application/json"}, auth=NO_AUTH)
     except httpx.TransportError as exc:
         return f"{url}: {exc.__class__.__name__}"
     if not response.is_success:

@@ -137,6 +137,7 @@ class OAuthFlow:
 
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+        # The client given, or a short-lived one. Either way requests pass NO_AUTH (see _http).
         if self.settings.http_client is not None:
             yield self.settings.http_client
             return

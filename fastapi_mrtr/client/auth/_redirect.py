@@ -17,6 +17,7 @@ from typing import Union
 import httpx
 
 from ._errors import OAuthAuthorizationError
+from ._http import NO_AUTH
 
 AuthorizationHandler = Callable[[str], Union[Awaitable[str], str]]
 
@@ -89,7 +90,7 @@ def follow_authorization_redirect(http_client: httpx.AsyncClient | None = None) 
 async def _follow(http: httpx.AsyncClient, authorization_url: str) -> str:
     url = httpx.URL(authorization_url)
     for _ in range(_MAX_HOPS):
-        response = await http.get(url, follow_redirects=False)
+        response = await http.get(url, follow_redirects=False, auth=NO_AUTH)
         location = response.headers.get("location")
         if not response.is_redirect or not location:
             raise OAuthAuthorizationError(

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from ._client_auth import NONE, registration_auth_method
 from ._discovery import Discovery
 from ._errors import OAuthRegistrationError
+from ._http import NO_AUTH
 from ._models import ClientMetadata, OAuthClientInfo
 from ._storage import TokenStore
 
@@ -35,7 +36,7 @@ async def register(http: httpx.AsyncClient, discovery: Discovery, metadata: Clie
         method = registration_auth_method(discovery.metadata.token_endpoint_auth_methods_supported)
         if method is not None:
             body["token_endpoint_auth_method"] = method
-    response = await http.post(endpoint, json=body, headers={"Accept": "application/json"})
+    response = await http.post(endpoint, json=body, headers={"Accept": "application/json"}, auth=NO_AUTH)
     if not response.is_success:
         raise OAuthRegistrationError(
             f"dynamic client registration at {endpoint} failed: HTTP {response.status_code} {response.text[:200]}"

@@ -15,6 +15,7 @@ import httpx
 from ._client_auth import apply_client_auth, token_auth_method
 from ._discovery import Discovery
 from ._errors import OAuthDiscoveryError, OAuthTokenError
+from ._http import NO_AUTH
 from ._models import OAuthClientInfo, OAuthToken
 
 
@@ -69,7 +70,7 @@ async def request_token(
     if client is not None:
         method = token_auth_method(client, discovery.metadata.token_endpoint_auth_methods_supported)
         apply_client_auth(form, headers, client, method, audience=discovery.issuer)
-    response = await http.post(endpoint, data=form, headers=headers)
+    response = await http.post(endpoint, data=form, headers=headers, auth=NO_AUTH)
     return parse_token_response(response, discovery, requested_scope=requested_scope, previous=previous)
 
 
