@@ -702,6 +702,19 @@ async def test_a_handler_may_return_the_bare_code(fake: FakeOAuth, http: httpx.A
     assert fake.token_requests
 
 
+def test_authorization_response_parsing() -> None:
+    from fastapi_mrtr.client.auth._redirect import parse_authorization_response
+
+    custom = parse_authorization_response("com.example.app:/cb?code=c1&state=s1&iss=https%3A%2F%2Fas")
+    assert (custom.code, custom.state, custom.iss, custom.redirected) == ("c1", "s1", "https://as", True)
+    fragment = parse_authorization_response("http://127.0.0.1/cb#code=c2&state=s2")
+    assert (fragment.code, fragment.state) == ("c2", "s2")
+    bare = parse_authorization_response("  c3\n")
+    assert (bare.code, bare.redirected) == ("c3", False)
+    denied = parse_authorization_response("http://127.0.0.1/cb?error=access_denied&state=s")
+    assert denied.error == "access_denied" and denied.code is None
+
+
 async def test_no_handler_no_authorization(fake: FakeOAuth, http: httpx.AsyncClient) -> None:
     with pytest.raises(OAuthAuthorizationError, match="authorization_handler"):
         await run(fake, OAuthClientAuth(http_client=http), "tools/list")

@@ -43,7 +43,7 @@ class AuthorizationResponse:
 def parse_authorization_response(value: str) -> AuthorizationResponse:
     """Read a redirect URL (query, or fragment when the query is empty) or a bare code."""
     value = value.strip()
-    if "://" not in value and not value.startswith(("/", "?")):
+    if "?" not in value and "#" not in value:  # no query, no fragment: the code itself
         return AuthorizationResponse(code=value or None, redirected=False)
     url = httpx.URL(value)
     params = url.params if url.query else httpx.QueryParams(url.fragment)
