@@ -7,6 +7,7 @@
         result = await client.call_tool("delete_item", {"item": "report.txt"})
 
 See ``docs/client.md``. ``python -m fastapi_mrtr.client URL [TOOL ...]`` is the terminal client.
+OAuth-protected servers: ``MrtrClient(url, auth=fastapi_mrtr.client.auth.OAuthClientAuth(...))``.
 """
 
 from __future__ import annotations
