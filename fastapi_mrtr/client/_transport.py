@@ -98,7 +98,7 @@ class HttpRpc:
                 decoded = json.loads(body)
             except ValueError:
                 decoded = None
-            if isinstance(decoded, dict) and ("error" in decoded or response.is_success):
+            if isinstance(decoded, dict) and (_is_jsonrpc_error(decoded) or response.is_success):
                 result = _interpret(decoded, request_id, response.status_code)
                 if result is None:
                     raise InvalidServerResponse(f"no response to request {request_id!r}", decoded)
@@ -147,6 +147,11 @@ async def _route_incoming(message: JSONObject, on_notification: NotificationSink
         return
     if on_notification is not None:
         await on_notification(message)
+
+
+def _is_jsonrpc_error(message: JSONObject) -> bool:
+    """A JSON-RPC error, not some other JSON error body (an OAuth 403 also has an ``error`` key)."""
+    return message.get("jsonrpc") == "2.0" or isinstance(message.get("error"), dict)
 
 
 def _interpret(message: JSONObject, request_id: RequestId, http_status: int) -> JSONObject | None:

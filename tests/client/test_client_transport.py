@@ -311,3 +311,20 @@ async def test_owned_http_client_is_closed_but_a_given_one_is_not() -> None:
     async with own:
         pass
     assert own._rpc.http.is_closed
+
+
+async def test_a_non_jsonrpc_error_body_is_an_http_status_error() -> None:
+    """An OAuth 403 ``{"error": "insufficient_scope"}`` is not a malformed JSON-RPC error."""
+    import httpx
+
+    from fastapi_mrtr.client import HttpStatusError, MrtrClient
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(403, json={"error": "insufficient_scope"})
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with MrtrClient("http://localhost/mcp", http_client=http) as client:
+        with pytest.raises(HttpStatusError) as raised:
+            await client.list_tools()
+    await http.aclose()
+    assert "403" in str(raised.value) or getattr(raised.value, "status_code", None) == 403
