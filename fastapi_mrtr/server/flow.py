@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, McpError
@@ -79,8 +79,13 @@ class FlowSealer:
         )
 
     async def open(
-        self, params: JSONObject, binding: StateBinding, headers: Mapping[str, str]
+        self, params: JSONObject, binding: Callable[[], StateBinding], headers: Mapping[str, str]
     ) -> tuple[ReplayLedger, StateClaims | None]:
+        """The ledger of this round and the claims of the incoming state (None on a first round).
+
+        ``binding`` is only called when there is a state to check: a call that brings none (and
+        then completes) never pays for digesting its arguments.
+        """
         responses = params.get("inputResponses")
         if responses is None:
             responses = {}
@@ -90,7 +95,7 @@ class FlowSealer:
         if token is None:
             accept = self.options.input_required_config.accept_unsolicited_answers
             return ReplayLedger.first_round(responses, accept), None
-        claims = await self._verify(token, binding, headers)
+        claims = await self._verify(token, binding(), headers)
         return ReplayLedger.from_sealed(claims.data, responses), claims
 
     async def _verify(self, token: object, binding: StateBinding, headers: Mapping[str, str]) -> StateClaims:

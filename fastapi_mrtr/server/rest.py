@@ -45,7 +45,7 @@ async def rest_record(request: Request) -> CallRecord:
     if headers.get(STATE_HEADER):
         params["requestState"] = headers[STATE_HEADER]
     try:
-        ledger, claims = await sealer.open(params, binding, headers)
+        ledger, claims = await sealer.open(params, lambda: binding, headers)
     except ServerError as exc:
         raise HTTPException(exc.http_status, detail=exc.to_error()) from None
     record = CallRecord(

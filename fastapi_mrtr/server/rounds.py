@@ -7,9 +7,9 @@ questions it is waiting for and the next sealed state.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 
-from ..mrtr import InputRequest
 from ..protocol import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONObject, dump
 from .call import CallRecord
 from .endpoint import RpcRequest
@@ -21,7 +21,8 @@ RunHandler = Callable[[CallRecord], Awaitable[JSONObject]]
 async def run_round(
     sealer: FlowSealer, rpc: RpcRequest, method: str, target: str, arguments: JSONObject, run: RunHandler
 ) -> JSONObject:
-    binding = sealer.binding(method, target, arguments, rpc.headers)
+    # Built on first use (checking an incoming state, or sealing the next one), then reused.
+    binding = functools.cache(lambda: sealer.binding(method, target, arguments, rpc.headers))
     ledger, claims = await sealer.open(rpc.params, binding, rpc.headers)
     record = CallRecord(
         method=method,
@@ -44,7 +45,7 @@ async def run_round(
     return {
         "resultType": "input_required",
         "inputRequests": pending_requests(record),
-        "requestState": sealer.seal(record, binding, claims),
+        "requestState": sealer.seal(record, binding(), claims),
     }
 
 
@@ -59,4 +60,5 @@ def missing_capability(required: JSONObject) -> ServerError:
 def pending_requests(record: CallRecord) -> JSONObject:
     if record.manual_requests is not None:
         return {key: dump(request) for key, request in record.manual_requests.items()}
-    return {ask.key: dump(InputRequest(method=ask.method, params=ask.params)) for ask in record.ledger.pending}
+    # Each ask's params are already wire JSON (built by ctx): no model round trip is needed.
+    return {ask.key: {"method": ask.method, "params": ask.params} for ask in record.ledger.pending}
