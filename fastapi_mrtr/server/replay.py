@@ -20,11 +20,12 @@ from typing import Any
 
 from ..protocol import JSONObject
 
+# Built once: json.dumps would construct an encoder on every call (every ask of every round).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
 
 def question_digest(method: str, params: JSONObject | None) -> str:
-    canonical = json.dumps(
-        {"method": method, "params": params or {}}, sort_keys=True, separators=(",", ":"), ensure_ascii=True
-    )
+    canonical = _CANONICAL.encode({"method": method, "params": params or {}})
     digest = hashlib.sha256(canonical.encode()).digest()
     return base64.urlsafe_b64encode(digest).decode()[:16]
 

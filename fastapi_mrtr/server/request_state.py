@@ -53,6 +53,9 @@ _MIN_SECRET_BYTES = 32
 _KID_LEN, _NONCE_LEN, _TAG_LEN = 4, 12, 16
 _B64URL_CHARS = re.compile(r"[A-Za-z0-9_-]*")
 _INFO = b"fastapi-mrtr/request-state/v1/"
+# Encoders built once (json.dumps builds one per call): the argument digest and the plaintext.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_CLAIMS_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 class InvalidRequestState(Exception):
@@ -170,9 +173,7 @@ def arguments_digest(arguments: Mapping[str, Any] | None) -> str:
 
     Raises TypeError / ValueError for values JSON cannot represent (including NaN and infinities).
     """
-    canonical = json.dumps(
-        dict(arguments or {}), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    )
+    canonical = _CANONICAL_JSON.encode(dict(arguments or {}))
     return _b64e(hashlib.sha256(canonical.encode("ascii")).digest())[:22]
 
 
@@ -236,7 +237,7 @@ def mint_request_state(
         "p": _principal_tag(key, binding.principal),
         "d": dict(data),
     }
-    plaintext = json.dumps(claims, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    plaintext = _CLAIMS_JSON.encode(claims)
     sealed = key.aead.encrypt(nonce, plaintext.encode("utf-8"), _aad(key.kid, binding.audience))
     token = PREFIX + _b64e(key.kid + nonce + sealed)
     if len(token) > max_bytes:

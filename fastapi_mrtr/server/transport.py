@@ -25,8 +25,12 @@ class ClientDisconnected(Exception):
     pass
 
 
+# Built once: json.dumps would construct an encoder for every message.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def encode(message: Any) -> bytes:
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    return _COMPACT.encode(message).encode()
 
 
 def header_map(scope: Scope) -> dict[str, str]:
