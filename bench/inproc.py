@@ -16,12 +16,9 @@ import importlib
 import json
 import pstats
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
-ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
+from starlette.types import ASGIApp, Message, Scope
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
