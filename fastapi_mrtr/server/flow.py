@@ -78,6 +78,19 @@ class FlowSealer:
             principal=self.options.principal_resolver(headers),
         )
 
+    def lazy_binding(
+        self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> Callable[[], StateBinding]:
+        """The binding of one round, computed on the first call and then reused."""
+        computed: list[StateBinding] = []
+
+        def binding() -> StateBinding:
+            if not computed:
+                computed.append(self.binding(method, target, arguments, headers))
+            return computed[0]
+
+        return binding
+
     async def open(
         self, params: JSONObject, binding: Callable[[], StateBinding], headers: Mapping[str, str]
     ) -> tuple[ReplayLedger, StateClaims | None]:

@@ -7,7 +7,6 @@ questions it is waiting for and the next sealed state.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
 
 from ..protocol import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONObject, dump
@@ -22,7 +21,7 @@ async def run_round(
     sealer: FlowSealer, rpc: RpcRequest, method: str, target: str, arguments: JSONObject, run: RunHandler
 ) -> JSONObject:
     # Built on first use (checking an incoming state, or sealing the next one), then reused.
-    binding = functools.cache(lambda: sealer.binding(method, target, arguments, rpc.headers))
+    binding = sealer.lazy_binding(method, target, arguments, rpc.headers)
     ledger, claims = await sealer.open(rpc.params, binding, rpc.headers)
     record = CallRecord(
         method=method,
