@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from fastapi import FastAPI
 from starlette.routing import Mount
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
 from .completions import CompletionRegistry
@@ -73,7 +73,7 @@ class MCP:
             _warn_if_several_workers()
         self.sealer = FlowSealer(self.options, keys)
         self.registry = ToolRegistry(app)
-        self._tools = ToolMethods(app, self.registry, self.sealer, self.options)
+        self._tools = ToolMethods(app, self.registry, self.sealer, self.options, lambda: self.tool_entry)
         self._methods: dict[str, Handler] = {
             "server/discover": self._discover,
             "tools/list": self._tools.list_tools,
@@ -82,6 +82,7 @@ class MCP:
         self._streams: dict[str, StreamHandler] = {}
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
+        self.tool_entry: ASGIApp | None = None  # set by MrtrMiddleware when the app's stack is built
         self._endpoint = RpcEndpoint(self.options, lambda: self._methods, lambda: self._streams)
         self.prompts = PromptRegistry()
         self.resources = ResourceRegistry()

@@ -77,8 +77,13 @@ async def call_route(
     arguments: Mapping[str, Any],
     forwarded: list[tuple[bytes, bytes]],
     record: CallRecord,
+    entry: ASGIApp | None = None,
 ) -> CapturedResponse:
-    """Send the request through ``app``; returns what it answered (a suspended run answers nothing)."""
+    """Send the request through ``app``; returns what it answered (a suspended run answers nothing).
+
+    ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
+    ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
+    """
     missing = [name for name in plan.path_params if arguments.get(name) is None]
     if missing:  # no URL can be built: answer as FastAPI does for a missing argument, not a 404
         return _missing_arguments(missing)
@@ -93,7 +98,8 @@ async def call_route(
         "scheme": outer_scope.get("scheme", "http"),
         "server": outer_scope.get("server"),
         "client": outer_scope.get("client"),
-        "root_path": "",
+        "root_path": getattr(app, "root_path", ""),
+        "app": app,
         "path": path,
         "raw_path": raw_path,
         "query_string": query,
@@ -120,7 +126,7 @@ async def call_route(
             captured.body += message.get("body", b"")
 
     try:
-        await app(scope, receive, send)
+        await (entry or app)(scope, receive, send)
     except BaseException as exc:
         if find_signal(exc) is None:
             raise

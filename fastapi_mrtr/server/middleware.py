@@ -33,6 +33,23 @@ class MrtrMiddleware:
         # middleware and the router (the endpoint answers every error itself): it sees the same
         # middleware as through the mount, at a fraction of the cost.
         self._serve_directly = isinstance(app, ExceptionMiddleware)
+        server.tool_entry = self._tool_entry()
+
+    def _tool_entry(self) -> ASGIApp | None:
+        """Where in-process tool calls may enter the app instead of at its top (None: at the top).
+
+        Above the user middleware FastAPI has only its own layers: the server-error middleware
+        (which runs a 500/``Exception`` handler), telemetry and the body-size limit, all of which
+        the MCP request itself has just passed. When this is the only user middleware and no
+        500 handler is registered, a call entering just below it meets exactly the user code a
+        REST call meets (exception handlers, routing, dependencies, validation) without paying
+        those layers a second time; FastAPI's telemetry then counts the MCP request once.
+        """
+        host = self.server.app
+        classes: list[object] = [m.cls for m in host.user_middleware]
+        only_ours = classes == [MrtrMiddleware]
+        handles_500 = 500 in host.exception_handlers or Exception in host.exception_handlers
+        return self.app if self._serve_directly and only_ours and not handles_500 else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

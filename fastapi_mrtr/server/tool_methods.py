@@ -9,6 +9,7 @@ from typing import cast
 import fastapi.routing
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from starlette.types import ASGIApp
 
 from ..protocol import INVALID_PARAMS, JSONObject
 from .call import CallRecord, find_exception
@@ -102,8 +103,16 @@ def _api_routes(app: FastAPI) -> Iterator[APIRoute]:
 
 
 class ToolMethods:
-    def __init__(self, app: FastAPI, registry: ToolRegistry, sealer: FlowSealer, options: ServerOptions) -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        registry: ToolRegistry,
+        sealer: FlowSealer,
+        options: ServerOptions,
+        entry: Callable[[], ASGIApp | None] = lambda: None,
+    ) -> None:
         self._app = app
+        self._entry = entry  # where tool calls enter the app (None: at its top)
         self._registry = registry
         self._sealer = sealer
         self._options = options
@@ -133,7 +142,8 @@ class ToolMethods:
 
         async def run(record: CallRecord) -> JSONObject:
             try:
-                response = await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record)
+                entry = self._entry()
+                response = await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record, entry)
             except Exception as exc:
                 record.abandon_input()  # the handler failed: its error wins over any pending ask
                 return _unexpected(tool, exc)

@@ -1,16 +1,20 @@
-"""How a request reaches the MCP endpoint: straight from the plugin's middleware, or through the mount.
+"""How requests reach the MCP endpoint and how in-process tool calls enter the app.
 
 With no user middleware inside the plugin's, ``/mcp`` is served without the router; with some,
 the request takes the mount so that those middlewares still see it. Either way every user
 middleware sees the MCP request and the in-process tool call, and both ``/mcp`` and ``/mcp/`` work.
+Tool calls enter just below the plugin's middleware only when nothing of the user's is above it.
 """
 
 from __future__ import annotations
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from mcp_helpers import connect, make_server
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from fastapi_mrtr import MCP
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +39,10 @@ def _app_with_echo(before: list[str] | None, after: list[str] | None) -> FastAPI
     app, mcp = make_server(app)
     if after is not None:  # outside it
         app.add_middleware(Recorder, seen=after)
+    return _with_echo(app, mcp)
 
+
+def _with_echo(app: FastAPI, mcp: MCP) -> FastAPI:
     @mcp.tool()
     @app.post("/echo")
     async def echo(text: str) -> str:
@@ -75,3 +82,54 @@ async def test_other_methods_on_the_endpoint_are_refused_as_before() -> None:
         response = await client.http.get("/mcp")
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
+
+
+# --- where in-process tool calls enter the app ------------------------------------------------
+
+
+async def test_tool_call_sees_the_app_and_its_root_path() -> None:
+    app, mcp = make_server()
+    app.root_path = "/api"  # the deprecated FastAPI(root_path=...) option, without its warning
+
+    @mcp.tool()
+    @app.get("/where")
+    async def where(request: Request) -> dict[str, object]:
+        return {"root_path": request.scope["root_path"], "same_app": request.app is app}
+
+    async with connect(app) as client:
+        result = await client.call("where", {})
+    assert result["structuredContent"] == {"root_path": "/api", "same_app": True}
+
+
+async def test_an_exception_handler_for_500_still_runs_on_a_tool_call() -> None:
+    app, mcp = make_server()
+    handled: list[str] = []
+
+    @app.exception_handler(Exception)
+    async def on_error(request: Request, exc: Exception) -> JSONResponse:
+        handled.append(request.url.path)
+        return JSONResponse({"detail": "oops"}, status_code=500)
+
+    @mcp.tool()
+    @app.post("/boom")
+    async def boom() -> None:
+        raise RuntimeError("boom")
+
+    async with connect(app) as client:
+        result = await client.call("boom", {})
+    assert result["isError"] is True
+    assert handled == ["/boom"]
+
+
+@pytest.mark.parametrize("extra", ["none", "middleware", "500 handler"])
+async def test_tool_calls_enter_below_the_plugin_only_when_nothing_else_is_above(extra: str) -> None:
+    app, mcp = make_server()
+    if extra == "middleware":
+        app.add_middleware(Recorder, seen=[])
+    elif extra == "500 handler":
+        app.add_exception_handler(500, lambda request, exc: JSONResponse({}, status_code=500))
+    app = _with_echo(app, mcp)
+    async with connect(app) as client:
+        result = await client.call("echo", {"text": "hi"})
+    assert result["structuredContent"] == {"result": "hi"}
+    assert (mcp.tool_entry is not None) == (extra == "none")
