@@ -7,6 +7,7 @@ validation and exception handlers. Only the caller headers in ``forward_headers`
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -141,8 +142,14 @@ def _missing_arguments(names: list[str]) -> CapturedResponse:
 
 
 def forwarded_headers(outer_scope: Scope, allowed: tuple[str, ...]) -> list[tuple[bytes, bytes]]:
-    wanted = {name.encode() for name in allowed}
+    wanted = _header_names(allowed)
     return [(name, value) for name, value in outer_scope["headers"] if name.lower() in wanted]
+
+
+@functools.lru_cache(maxsize=16)
+def _header_names(allowed: tuple[str, ...]) -> frozenset[bytes]:
+    """``forward_headers`` as the byte strings ASGI uses (a server has one such tuple)."""
+    return frozenset(name.encode() for name in allowed)
 
 
 def decode_json(body: bytes) -> JSONObject | list[Any] | Any:

@@ -50,7 +50,12 @@ async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes
         message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientDisconnected()
-        chunks += message.get("body", b"")
+        body = message.get("body", b"")
+        if not chunks and not message.get("more_body", False):  # the usual single message: no copy
+            if len(body) > limit:
+                raise BodyTooLarge()
+            return bytes(body)
+        chunks += body
         if len(chunks) > limit:
             raise BodyTooLarge()
         if not message.get("more_body", False):
