@@ -1,9 +1,10 @@
 """``python -m bench``: this project beside the floors and the peers on the shared rig.
 
 One run: the shared rig (``../shared/bench/rig.py`` from the repository root) measures the raw
-ASGI and FastAPI floors on ``echo`` and the official SDK, FastMCP and this project on ``echo``
-and ``mrtr``; then the resident memory of this project's server and the SDK's after 1,000 and
-100,000 MRTR flows; then the ``requestState`` length against the number of answered questions.
+ASGI and FastAPI floors and a nested-call floor (bench/nested_floor.py) on ``echo``, and the
+official SDK, FastMCP and this project on ``echo`` and ``mrtr``; then the resident memory of
+this project's server and the SDK's after 1,000, 10,000 and 100,000 MRTR flows; then the
+``requestState`` length against the number of answered questions.
 Everything is printed as Markdown, ready for docs/performance.md. ``bench/run.sh`` prepares the
 venv and wrk first; see docs/performance.md.
 """
@@ -31,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RIG = ROOT.parent / "shared" / "bench"
 FLOWS_SCRIPT = Path(__file__).resolve().parent / "flows.lua"
 
-FLOORS = [("asgi", "limit_asgi:app"), ("fastapi", "limit_fastapi:app")]
+# The two floors of the shared rig, and this design's own: a FastAPI route calling a route in-process.
+FLOORS = [("asgi", "limit_asgi:app"), ("fastapi", "limit_fastapi:app"), ("fastapi-nested", "bench.nested_floor:app")]
 PEERS = [("sdk", "peer_sdk:app"), ("fastmcp", "peer_fastmcp:app"), ("ours", "bench.app:app@/mcp")]
 TARGETS = (
     # (what, server, work, against, work against, at most)
@@ -242,7 +244,7 @@ def main() -> None:
     parser.add_argument("--python", default=str(ROOT / ".bench-venv" / "bin" / "python"), help="servers' Python")
     parser.add_argument("--secs", type=int, default=8, help="seconds per server and workload")
     parser.add_argument("--conns", type=int, default=8)
-    parser.add_argument("--flows", default="1000,100000", help="memory checkpoints (cumulative flows)")
+    parser.add_argument("--flows", default="1000,10000,100000", help="memory checkpoints (cumulative flows)")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, memory, tokens")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
