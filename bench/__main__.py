@@ -19,6 +19,7 @@ import os
 import platform
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -74,11 +75,42 @@ def run_rig(python: str, servers: list[tuple[str, str]], work: str, secs: int, c
     return rows
 
 
-def cpu(rows: list[dict[str, Any]], server: str, work: str) -> float | None:
+@dataclass
+class Row:
+    """One server and workload over every pass of the rig: the median is what is compared."""
+
+    server: str
+    work: str
+    cpu: list[float]
+    rate: list[float]
+    failed: int = 0
+    error: str | None = None
+
+    @property
+    def median_cpu(self) -> float | None:
+        return statistics.median(self.cpu) if self.cpu else None
+
+
+def combine(passes: list[list[dict[str, Any]]]) -> list[Row]:
+    rows: dict[tuple[str, str], Row] = {}
+    for rig_rows in passes:
+        for item in rig_rows:
+            key = (str(item.get("server")), str(item.get("work")))
+            row = rows.setdefault(key, Row(*key, cpu=[], rate=[]))
+            if "error" in item:
+                row.error = str(item["error"])
+                continue
+            if item.get("cpu_us_per_op") is not None:
+                row.cpu.append(float(item["cpu_us_per_op"]))
+                row.rate.append(float(item["per_s"]))
+            row.failed += int(item.get("bad") or 0)
+    return list(rows.values())
+
+
+def cpu(rows: list[Row], server: str, work: str) -> float | None:
     for row in rows:
-        if row.get("server") == server and row.get("work") == work:
-            value = row.get("cpu_us_per_op")
-            return float(value) if value is not None else None
+        if row.server == server and row.work == work:
+            return row.median_cpu
     return None
 
 
@@ -86,26 +118,27 @@ def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
-def rig_table(rows: list[dict[str, Any]]) -> list[str]:
+def rig_table(rows: list[Row]) -> list[str]:
     out = [
-        "| server | workload | CPU us/op | ops/s | failed | vs official SDK | vs FastAPI route |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| server | workload | CPU us/op (median) | range | ops/s | failed | vs official SDK | vs FastAPI route |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    floor = cpu(rows, "fastapi", "echo")
     for row in rows:
-        server, work = row.get("server", "?"), row.get("work", "?")
-        if "error" in row:
-            out.append(f"| {server} | {work} | error: {row['error'][:60]} | | | | |")
+        mine = row.median_cpu
+        if row.error is not None or mine is None:
+            out.append(f"| {row.server} | {row.work} | error: {(row.error or 'no result')[:60]} | | | | | |")
             continue
-        mine = row.get("cpu_us_per_op")
-        vs_floor = ratio(mine, cpu(rows, "fastapi", "echo")) if work == "echo" else "-"
+        spread = f"{min(row.cpu):.0f}-{max(row.cpu):.0f}"
+        vs_floor = ratio(mine, floor) if row.work == "echo" else "-"
         out.append(
-            f"| {server} | {work} | {mine} | {row.get('per_s')} | {row.get('bad')} | "
-            f"{ratio(mine, cpu(rows, 'sdk', work))} | {vs_floor} |"
+            f"| {row.server} | {row.work} | {mine:.1f} | {spread} | {statistics.median(row.rate):.0f} | "
+            f"{row.failed} | {ratio(mine, cpu(rows, 'sdk', row.work))} | {vs_floor} |"
         )
     return out
 
 
-def target_lines(rows: list[dict[str, Any]]) -> list[str]:
+def target_lines(rows: list[Row]) -> list[str]:
     out = []
     for what, server, work, other, other_work, limit in TARGETS:
         a, b = cpu(rows, server, work), cpu(rows, other, other_work)
@@ -114,7 +147,7 @@ def target_lines(rows: list[dict[str, Any]]) -> list[str]:
             continue
         verdict = "met" if a / b <= limit else "NOT met"
         out.append(f"- {what}: {a / b:.2f}x (target at most {limit}x): {verdict}")
-    failed = sum(int(row.get("bad") or 0) for row in rows if row.get("server") == "ours")
+    failed = sum(row.failed for row in rows if row.server == "ours")
     out.append(f"- failed operations of this project: {failed} (target 0): {'met' if failed == 0 else 'NOT met'}")
     return out
 
@@ -244,6 +277,7 @@ def main() -> None:
     parser.add_argument("--python", default=str(ROOT / ".bench-venv" / "bin" / "python"), help="servers' Python")
     parser.add_argument("--secs", type=int, default=8, help="seconds per server and workload")
     parser.add_argument("--conns", type=int, default=8)
+    parser.add_argument("--passes", type=int, default=3, help="rig passes over every server (medians are compared)")
     parser.add_argument("--flows", default="1000,10000,100000", help="memory checkpoints (cumulative flows)")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, memory, tokens")
     args = parser.parse_args()
@@ -258,9 +292,17 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
     ]
     if "rig" not in skip:
-        rows = run_rig(python, FLOORS, "echo", args.secs, args.conns)
-        rows += run_rig(python, PEERS, "echo,mrtr", args.secs, args.conns)
-        report += ["", f"CPU per operation (rig, {args.secs} s per row, {args.conns} connections):", ""]
+        passes = []
+        for _ in range(args.passes):  # whole passes, so that slow spells of the machine hit every server
+            passes.append(run_rig(python, FLOORS, "echo", args.secs, args.conns))
+            passes.append(run_rig(python, PEERS, "echo,mrtr", args.secs, args.conns))
+        rows = combine(passes)
+        report += [
+            "",
+            f"CPU per operation (shared rig; median of {args.passes} passes of {args.secs} s per row, "
+            f"{args.conns} connections; ratios between medians):",
+            "",
+        ]
         report += [*rig_table(rows), "", *target_lines(rows)]
     if "memory" not in skip:
         checkpoints = [int(n) for n in args.flows.split(",")]
