@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from ..protocol import INVALID_PARAMS, JSONObject
 from .flow import ServerError
+from .options import ServerOptions
 
 T = TypeVar("T")
 
@@ -41,10 +42,15 @@ def page(items: list[T], cursor: Any, size: int) -> tuple[list[T], str | None]:
     return items[start:end], (_encode(end) if end < len(items) else None)
 
 
-def listing(field: str, entries: list[JSONObject], cursor: Any, size: int, ttl_ms: int, cache_scope: str) -> JSONObject:
+def listing(field: str, entries: list[JSONObject], cursor: Any, options: ServerOptions) -> JSONObject:
     """A complete, cacheable list result (``tools/list``, ``prompts/list``, ``resources/list``...)."""
-    items, next_cursor = page(entries, cursor, size)
-    result: JSONObject = {"resultType": "complete", field: items, "ttlMs": ttl_ms, "cacheScope": cache_scope}
+    items, next_cursor = page(entries, cursor, options.page_size)
+    result: JSONObject = {
+        "resultType": "complete",
+        field: items,
+        "ttlMs": options.cache_ttl_ms,
+        "cacheScope": options.cache_scope,
+    }
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result

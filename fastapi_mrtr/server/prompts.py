@@ -111,10 +111,7 @@ class PromptMethods:
 
     async def list_prompts(self, rpc: RpcRequest) -> JSONObject:
         prompts = [spec.wire for spec in self._registry.all()]
-        options = self._options
-        return listing(
-            "prompts", prompts, rpc.params.get("cursor"), options.page_size, options.cache_ttl_ms, options.cache_scope
-        )
+        return listing("prompts", prompts, rpc.params.get("cursor"), self._options)
 
     async def get_prompt(self, rpc: RpcRequest) -> JSONObject:
         name = rpc.params.get("name")

@@ -214,10 +214,7 @@ class ResourceMethods:
         self._options = options
 
     def _listing(self, rpc: RpcRequest, key: str, entries: list[JSONObject]) -> JSONObject:
-        options = self._options
-        return listing(
-            key, entries, rpc.params.get("cursor"), options.page_size, options.cache_ttl_ms, options.cache_scope
-        )
+        return listing(key, entries, rpc.params.get("cursor"), self._options)
 
     async def list_resources(self, rpc: RpcRequest) -> JSONObject:
         return self._listing(rpc, "resources", [spec.wire for spec in self._registry.resources()])

@@ -119,10 +119,7 @@ class ToolMethods:
 
     async def list_tools(self, rpc: RpcRequest) -> JSONObject:
         tools = [tool.wire for tool in self._registry.resolved().values()]
-        options = self._options
-        return listing(
-            "tools", tools, rpc.params.get("cursor"), options.page_size, options.cache_ttl_ms, options.cache_scope
-        )
+        return listing("tools", tools, rpc.params.get("cursor"), self._options)
 
     async def call_tool(self, rpc: RpcRequest) -> JSONObject:
         name = rpc.params.get("name")
