@@ -15,6 +15,7 @@ run a mounted app's lifespan, so nothing here depends on one).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -32,6 +33,7 @@ from .middleware import MrtrMiddleware
 from .options import ServerOptions
 from .prompts import PromptMethods, PromptRegistry
 from .resources import ResourceMethods, ResourceRegistry
+from .route_entry import RouteEntry
 from .subscriptions import (
     PROMPTS_LIST_CHANGED,
     RESOURCE_UPDATED,
@@ -73,7 +75,7 @@ class MCP:
             _warn_if_several_workers()
         self.sealer = FlowSealer(self.options, keys)
         self.registry = ToolRegistry(app)
-        self._tools = ToolMethods(app, self.registry, self.sealer, self.options, lambda: self.tool_entry)
+        self._tools = ToolMethods(app, self.registry, self.sealer, self.options, self._entry_for)
         self._methods: dict[str, Handler] = {
             "server/discover": self._discover,
             "tools/list": self._tools.list_tools,
@@ -82,7 +84,9 @@ class MCP:
         self._streams: dict[str, StreamHandler] = {}
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
-        self.tool_entry: ASGIApp | None = None  # set by MrtrMiddleware when the app's stack is built
+        # Where tool calls enter the app: set by MrtrMiddleware when the app's stack is built.
+        self.tool_entry: ASGIApp | None = None  # a layer below the plugin's middleware (None: the top)
+        self.route_entry: RouteEntry | None = None  # straight into the tool's route, when the stack allows
         self._endpoint = RpcEndpoint(self.options, lambda: self._methods, lambda: self._streams)
         self.prompts = PromptRegistry()
         self.resources = ResourceRegistry()
@@ -247,6 +251,12 @@ class MCP:
                 if isinstance(route, Mount) and route.app is self:
                     self._mount_path = route.path.rstrip("/")
         return self._mount_path
+
+    def _entry_for(self, route: Any) -> ASGIApp | None:
+        """Where a call of ``route`` enters the app (None: at its top, through all of it)."""
+        if self.route_entry is not None:
+            return functools.partial(self.route_entry.call, route)
+        return self.tool_entry
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._endpoint(scope, receive, send)

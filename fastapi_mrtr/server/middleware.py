@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .call import SCOPE_KEY, CallRecord, find_signal
 from .rest import SERVER_KEY, input_required_body
+from .route_entry import RouteEntry
 from .transport import encode, send_json
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class MrtrMiddleware:
         # middleware as through the mount, at a fraction of the cost.
         self._serve_directly = isinstance(app, ExceptionMiddleware)
         server.tool_entry = self._tool_entry()
+        server.route_entry = RouteEntry.below(server.tool_entry) if server.tool_entry is not None else None
 
     def _tool_entry(self) -> ASGIApp | None:
         """Where in-process tool calls may enter the app instead of at its top (None: at the top).

@@ -109,10 +109,10 @@ class ToolMethods:
         registry: ToolRegistry,
         sealer: FlowSealer,
         options: ServerOptions,
-        entry: Callable[[], ASGIApp | None] = lambda: None,
+        entry_for: Callable[[APIRoute], ASGIApp | None] = lambda route: None,
     ) -> None:
         self._app = app
-        self._entry = entry  # where tool calls enter the app (None: at its top)
+        self._entry_for = entry_for  # where a call of a route enters the app (None: at its top)
         self._registry = registry
         self._sealer = sealer
         self._options = options
@@ -139,7 +139,7 @@ class ToolMethods:
 
         async def run(record: CallRecord) -> JSONObject:
             try:
-                entry = self._entry()
+                entry = self._entry_for(tool.route)
                 response = await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record, entry)
             except Exception as exc:
                 record.abandon_input()  # the handler failed: its error wins over any pending ask
