@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from .transport import (
     SSE_HEADERS,
     BodyTooLarge,
     ClientDisconnected,
+    decode,
     decode_header_value,
     encode,
     header_map,
@@ -173,7 +173,7 @@ class RpcEndpoint:
                 413, INVALID_REQUEST, f"Request body too large (limit {options.max_body_bytes} bytes)"
             ) from None
         try:
-            message = json.loads(raw)
+            message = decode(raw)
         except (ValueError, UnicodeDecodeError):
             raise _Reject(400, PARSE_ERROR, "Parse error: the body is not valid JSON") from None
         return self._envelope(message, scope, receive, headers)

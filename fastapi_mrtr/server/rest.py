@@ -10,7 +10,6 @@ method, the path, the query and a digest of the body, and to the caller's Author
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException, Request
@@ -19,6 +18,7 @@ from ..protocol import JSONObject
 from .call import CallRecord
 from .flow import ServerError
 from .rounds import pending_requests
+from .transport import decode
 
 if TYPE_CHECKING:
     from .app import MCP
@@ -71,7 +71,7 @@ def _responses(raw: str | None) -> JSONObject:
     if not raw:
         return {}
     try:
-        value: Any = json.loads(raw)
+        value: Any = decode(raw)
     except ValueError:
         value = None
     if not isinstance(value, dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
@@ -31,6 +32,28 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 def encode(message: Any) -> bytes:
     return _COMPACT.encode(message).encode()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):  # e.g. 1e400: valid JSON syntax, but no float can carry it
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+# JSON (RFC 8259) has no NaN or Infinity. Python's decoder accepts them by default, and such a
+# value would then fail only when the answer is encoded, after the tool has already run.
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def decode(raw: bytes | str) -> Any:
+    """Parse a JSON document, refusing NaN, Infinity and out-of-range numbers (ValueError)."""
+    text = raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "surrogatepass")
+    return _STRICT.decode(text)
 
 
 def header_map(scope: Scope) -> dict[str, str]:

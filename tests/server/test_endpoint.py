@@ -19,6 +19,7 @@ from mcp_helpers import (
     connect,
     make_headers,
     make_meta,
+    make_server,
     rpc_error,
 )
 
@@ -294,6 +295,28 @@ async def test_invalid_utf8_is_parse_error(bookshop: BookshopFactory) -> None:
     async with connect(bookshop()) as client:
         response = await client.post_raw(b'{"a": "\xff\xfe"}', make_headers("tools/list"))
     rpc_error(response, 400, PARSE_ERROR, None)
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+async def test_non_finite_numbers_are_a_parse_error_before_any_tool_runs(number: str) -> None:
+    app, mcp = make_server()
+    runs: list[float] = []
+
+    @mcp.tool()
+    @app.post("/scale")
+    async def scale(factor: float) -> float:
+        runs.append(factor)
+        return factor * 2
+
+    params = {"name": "scale", "arguments": {"factor": "FACTOR"}, "_meta": make_meta()}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    body = json.dumps(message).replace('"FACTOR"', number)  # json.dumps would write NaN itself, not 1e400
+    async with connect(app) as client:
+        response = await client.post_raw(body, make_headers("tools/call", "scale"))
+        finite = await client.call("scale", {"factor": 1.5})
+    rpc_error(response, 400, PARSE_ERROR, None)
+    assert finite["structuredContent"] == {"result": 3.0}
+    assert runs == [1.5]
 
 
 async def test_batch_is_refused(bookshop: BookshopFactory) -> None:
