@@ -59,16 +59,14 @@ class RouteEntry:
 
     async def call(self, route: Any, scope: Scope, receive: Receive, send: Send) -> None:
         """Run ``route`` (an ``APIRoute``, or newer FastAPI's view of an included one) for ``scope``."""
-        route_app: ASGIApp | None = getattr(route, "app", None)
-        match, child_scope = route.matches(scope) if route_app is not None else (Match.NONE, {})
+        match, child_scope = route.matches(scope)
         if match is not Match.FULL:  # e.g. a path parameter its convertor refuses: the router's 404
             await self._fallback(scope, receive, send)
             return
-        assert route_app is not None
         scope.update(child_scope)
         scope["route"] = getattr(route, "original_route", route)
         scope["router"] = self._router
         scope[_EXCEPTION_HANDLERS] = self._exception_handlers
         async with AsyncExitStack() as file_stack:
             scope[_FILE_STACK] = file_stack
-            await route_app(scope, receive, send)
+            await route.app(scope, receive, send)

@@ -40,7 +40,7 @@ def _refuse_constant(name: str) -> Any:
 
 def _finite_float(text: str) -> float:
     value = float(text)
-    if value in (math.inf, -math.inf):  # e.g. 1e400: valid JSON syntax, but no float can carry it
+    if math.isinf(value):  # e.g. 1e400: valid JSON syntax, but no float can carry it
         raise ValueError(f"{text} is out of range")
     return value
 
