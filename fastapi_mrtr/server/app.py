@@ -75,7 +75,9 @@ class MCP:
             _warn_if_several_workers()
         self.sealer = FlowSealer(self.options, keys)
         self.registry = ToolRegistry(app)
-        self._tools = ToolMethods(app, self.registry, self.sealer, self.options, self._entry_for)
+        self._tools = ToolMethods(
+            app, self.registry, self.sealer, self.options, self._entry_for, lambda: self.route_entry
+        )
         self._methods: dict[str, Handler] = {
             "server/discover": self._discover,
             "tools/list": self._tools.list_tools,

@@ -74,14 +74,17 @@ class _PendingAsk:
 class ToolContext:
     """The handler's view of one MCP call (or of a plain REST call of the same endpoint)."""
 
-    def __init__(self, record: CallRecord, request: Request) -> None:
+    def __init__(self, record: CallRecord, request: Request | Callable[[], Request]) -> None:
         self._record = record
-        self._request = request
+        self._request = request  # or how to build it, on first use
 
     # --- facts about this call ----------------------------------------------------------------
 
     @property
     def request(self) -> Request:
+        """The HTTP request of the REST call that this tool call stands for."""
+        if not isinstance(self._request, Request):
+            self._request = self._request()
         return self._request
 
     @property

@@ -43,11 +43,8 @@ def _query_value(value: Any) -> str:
     return str(value)
 
 
-def build_request(plan: CallPlan, arguments: Mapping[str, Any]) -> tuple[str, bytes, bytes, bytes]:
-    """(path, raw_path, query_string, body) for the route, from the tool arguments."""
-    path_values = {name: str(arguments.get(name, "")) for name in plan.path_params}
-    path = plan.path_format.format(**path_values) if path_values else plan.path_format
-    raw_path = plan.path_format.format(**{k: quote(v, safe="") for k, v in path_values.items()})
+def query_pairs(plan: CallPlan, arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The query string's (name, value) pairs for the route, before URL encoding."""
     pairs: list[tuple[str, str]] = []
     for name in plan.query_params:
         value = arguments.get(name)
@@ -55,6 +52,22 @@ def build_request(plan: CallPlan, arguments: Mapping[str, Any]) -> tuple[str, by
             continue
         values = value if isinstance(value, list) else [value]
         pairs.extend((name, _query_value(v)) for v in values)
+    return pairs
+
+
+def body_value(plan: CallPlan, arguments: Mapping[str, Any]) -> Any:
+    """The request body for the route, as the JSON value it encodes (the route's form fields too)."""
+    if plan.body_mode == "value":
+        return arguments.get(plan.body_params[0])
+    return {name: arguments[name] for name in plan.body_params if name in arguments}
+
+
+def build_request(plan: CallPlan, arguments: Mapping[str, Any]) -> tuple[str, bytes, bytes, bytes]:
+    """(path, raw_path, query_string, body) for the route, from the tool arguments."""
+    path_values = {name: str(arguments.get(name, "")) for name in plan.path_params}
+    path = plan.path_format.format(**path_values) if path_values else plan.path_format
+    raw_path = plan.path_format.format(**{k: quote(v, safe="") for k, v in path_values.items()})
+    pairs = query_pairs(plan, arguments)
     query = urlencode(pairs).encode() if pairs else b""
     return path, raw_path.encode(), query, _body(plan, arguments)
 
@@ -62,32 +75,21 @@ def build_request(plan: CallPlan, arguments: Mapping[str, Any]) -> tuple[str, by
 def _body(plan: CallPlan, arguments: Mapping[str, Any]) -> bytes:
     if plan.body_mode == "none":
         return b""
-    if plan.body_mode == "value":
-        value: Any = arguments.get(plan.body_params[0])
-    else:
-        value = {name: arguments[name] for name in plan.body_params if name in arguments}
+    value = body_value(plan, arguments)
     if plan.form_body and isinstance(value, dict):
         return urlencode({k: _query_value(v) for k, v in value.items()}, doseq=True).encode()
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-async def call_route(
+def route_scope(
     app: ASGIApp,
     outer_scope: Scope,
     plan: CallPlan,
     arguments: Mapping[str, Any],
     forwarded: list[tuple[bytes, bytes]],
     record: CallRecord,
-    entry: ASGIApp | None = None,
-) -> CapturedResponse:
-    """Send the request through ``app``; returns what it answered (a suspended run answers nothing).
-
-    ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
-    ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
-    """
-    missing = [name for name in plan.path_params if arguments.get(name) is None]
-    if missing:  # no URL can be built: answer as FastAPI does for a missing argument, not a 404
-        return _missing_arguments(missing)
+) -> tuple[Scope, bytes]:
+    """The HTTP scope and body of the REST request that the tool call stands for."""
     path, raw_path, query, body = build_request(plan, arguments)
     content_type = b"application/x-www-form-urlencoded" if plan.form_body else b"application/json"
     headers = [*forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
@@ -108,6 +110,27 @@ async def call_route(
         "state": dict(outer_scope.get("state") or {}),
         SCOPE_KEY: record,
     }
+    return scope, body
+
+
+async def call_route(
+    app: ASGIApp,
+    outer_scope: Scope,
+    plan: CallPlan,
+    arguments: Mapping[str, Any],
+    forwarded: list[tuple[bytes, bytes]],
+    record: CallRecord,
+    entry: ASGIApp | None = None,
+) -> CapturedResponse:
+    """Send the request through ``app``; returns what it answered (a suspended run answers nothing).
+
+    ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
+    ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
+    """
+    missing = [name for name in plan.path_params if arguments.get(name) is None]
+    if missing:  # no URL can be built: answer as FastAPI does for a missing argument, not a 404
+        return _missing_arguments(missing)
+    scope, body = route_scope(app, outer_scope, plan, arguments, forwarded, record)
     captured = CapturedResponse()
     sent_body = False
 

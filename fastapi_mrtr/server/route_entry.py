@@ -57,16 +57,27 @@ class RouteEntry:
             return None
         return cls((handlers[0], handlers[1]), router, layer)
 
-    async def call(self, route: Any, scope: Scope, receive: Receive, send: Send) -> None:
-        """Run ``route`` (an ``APIRoute``, or newer FastAPI's view of an included one) for ``scope``."""
+    @property
+    def exception_handlers(self) -> tuple[Any, Any]:
+        """The app's exception handlers: (by exception class, by HTTP status)."""
+        return self._exception_handlers
+
+    def prepare(self, route: Any, scope: Scope) -> bool:
+        """Set in ``scope`` what the skipped layers would have; False if ``route`` does not match it."""
         match, child_scope = route.matches(scope)
-        if match is not Match.FULL:  # e.g. a path parameter its convertor refuses: the router's 404
-            await self._fallback(scope, receive, send)
-            return
+        if match is not Match.FULL:
+            return False
         scope.update(child_scope)
         scope["route"] = getattr(route, "original_route", route)
         scope["router"] = self._router
         scope[_EXCEPTION_HANDLERS] = self._exception_handlers
+        return True
+
+    async def call(self, route: Any, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run ``route`` (an ``APIRoute``, or newer FastAPI's view of an included one) for ``scope``."""
+        if not self.prepare(route, scope):  # e.g. a path parameter its convertor refuses: the router's 404
+            await self._fallback(scope, receive, send)
+            return
         async with AsyncExitStack() as file_stack:
             scope[_FILE_STACK] = file_stack
             await route.app(scope, receive, send)

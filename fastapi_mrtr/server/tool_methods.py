@@ -9,19 +9,21 @@ from typing import cast
 import fastapi.routing
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
 from ..protocol import INVALID_PARAMS, JSONObject
 from .call import CallRecord, find_exception
 from .context import ReplayDivergedError
+from .direct_call import DirectCall
 from .endpoint import RpcRequest
 from .flow import FlowSealer, ServerError
-from .invoke import call_route, forwarded_headers
+from .invoke import CapturedResponse, call_route, forwarded_headers, route_scope
 from .options import ServerOptions
 from .pagination import listing
 from .param_headers import check_param_headers
 from .results import error_result, tool_result
 from .rounds import run_round
+from .route_entry import RouteEntry
 from .tools import ToolDefinition, ToolSpec, build_tool
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -110,9 +112,12 @@ class ToolMethods:
         sealer: FlowSealer,
         options: ServerOptions,
         entry_for: Callable[[APIRoute], ASGIApp | None] = lambda route: None,
+        route_entry: Callable[[], RouteEntry | None] = lambda: None,
     ) -> None:
         self._app = app
         self._entry_for = entry_for  # where a call of a route enters the app (None: at its top)
+        self._route_entry = route_entry  # set when nothing of the user's sits below the plugin
+        self._direct_calls: dict[str, tuple[ToolDefinition, DirectCall | None]] = {}
         self._registry = registry
         self._sealer = sealer
         self._options = options
@@ -139,8 +144,7 @@ class ToolMethods:
 
         async def run(record: CallRecord) -> JSONObject:
             try:
-                entry = self._entry_for(tool.route)
-                response = await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record, entry)
+                response = await self._call(tool, rpc, arguments, forwarded, record)
             except Exception as exc:
                 record.abandon_input()  # the handler failed: its error wins over any pending ask
                 return _unexpected(tool, exc)
@@ -149,6 +153,37 @@ class ToolMethods:
             return tool_result(tool, response)
 
         return await run_round(self._sealer, rpc, "tools/call", name, arguments, run)
+
+    async def _call(
+        self,
+        tool: ToolDefinition,
+        rpc: RpcRequest,
+        arguments: JSONObject,
+        forwarded: list[tuple[bytes, bytes]],
+        record: CallRecord,
+    ) -> CapturedResponse:
+        """Run the tool's route: its path function directly when that is faithful, else the route."""
+        route_entry = self._route_entry()
+        direct = self._direct_call(tool) if route_entry is not None else None
+        if route_entry is not None and direct is not None:
+
+            def scope_for() -> tuple[Scope, bytes]:
+                scope, body = route_scope(self._app, rpc.scope, tool.plan, arguments, forwarded, record)
+                route_entry.prepare(tool.route, scope)
+                return scope, body
+
+            response = await direct.call(arguments, record, route_entry.exception_handlers, scope_for)
+            if response is not None:
+                return response
+        entry = self._entry_for(tool.route)
+        return await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record, entry)
+
+    def _direct_call(self, tool: ToolDefinition) -> DirectCall | None:
+        known = self._direct_calls.get(tool.name)
+        if known is None or known[0] is not tool:  # first call, or the tool was rebuilt
+            known = (tool, DirectCall.for_route(tool.route, tool.plan))
+            self._direct_calls[tool.name] = known
+        return known[1]
 
 
 def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:

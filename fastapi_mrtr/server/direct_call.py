@@ -1,0 +1,281 @@
+"""Call a plain path function as its FastAPI route would, without building an HTTP request for it.
+
+Most tools are plain path functions: query, path and JSON body parameters, perhaps ``ctx``, no
+other dependencies. For those, most of what the route's ASGI app does on an in-process tool call
+is undoing the request the plugin has just built: reading the body back, parsing it and the query
+string, solving a dependency tree that holds only ``ctx``. :class:`DirectCall` skips that work and
+keeps the part that matters, with FastAPI's own functions:
+
+- the arguments are validated by ``request_params_to_args`` and ``request_body_to_args``, given
+  exactly what the route would have parsed (query and path values as the strings of the URL, the
+  body as its decoded JSON), so a value that passes here is the value the route would pass;
+- the return value goes through ``serialize_response`` with the route's response field and
+  options, and a returned ``Response`` is sent as it is (its background tasks run);
+- an exception meets the app's exception handlers (``HTTPException`` by status first, then by
+  class), and a suspension signal travels as it does through the route.
+
+Whatever it cannot reproduce exactly takes the route, so behaviour never depends on which path
+ran: a route of any other shape (decided once, in :meth:`DirectCall.for_route`); arguments that do
+not validate (the route then answers its own 422, byte for byte, and nothing has run yet); and,
+checked on every call, dependency overrides or FastAPI telemetry being active.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import params
+from fastapi.datastructures import DefaultPlaceholder
+from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute, serialize_response
+from fastapi.utils import is_body_allowed_for_status_code
+from pydantic import BaseModel
+from starlette._utils import is_async_callable
+from starlette.concurrency import run_in_threadpool
+from starlette.convertors import StringConvertor
+from starlette.datastructures import QueryParams
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Scope
+
+from .call import CallRecord, find_signal
+from .context import ToolContext, get_context
+from .invoke import CapturedResponse, body_value, query_pairs
+from .tools import CallPlan
+
+ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
+
+# Newer FastAPI serialises a declared response model straight to JSON bytes (``dump_json``).
+_DUMPS_JSON = "dump_json" in inspect.signature(serialize_response).parameters
+_REQUEST_NAMES = (
+    "request_param_name",
+    "websocket_param_name",
+    "http_connection_param_name",
+    "response_param_name",
+    "background_tasks_param_name",
+    "security_scopes_param_name",
+)
+
+
+def _telemetry_active() -> bool:
+    """Whether FastAPI's telemetry is recording this request (its spans wrap the route's steps)."""
+    try:
+        from fastapi.telemetry._api import _get_request_telemetry
+    except ImportError:  # a FastAPI without telemetry
+        return False
+    return _get_request_telemetry() is not None
+
+
+@dataclass(frozen=True)
+class DirectCall:
+    """How to run one plain route's path function for a tool call (see the module docstring)."""
+
+    route: Any  # an APIRoute, or newer FastAPI's RouteContext for an included one
+    plan: CallPlan
+    context_params: tuple[str, ...]  # the parameters that receive ``ctx``
+    embed_body_fields: bool
+
+    @classmethod
+    def for_route(cls, route: Any, plan: CallPlan) -> DirectCall | None:
+        """The direct call for ``route``, or None when only the route itself can run it faithfully."""
+        original = getattr(route, "original_route", route)
+        if type(original) is not APIRoute:  # a custom route class may change how requests are handled
+            return None
+        dependant = route.dependant
+        embed = getattr(route, "_embed_body_fields", None)
+        plain = (
+            dependant is not None
+            and isinstance(embed, bool)
+            and not (dependant.header_params or dependant.cookie_params)
+            and all(getattr(dependant, name, None) is None for name in _REQUEST_NAMES)
+            and inspect.iscoroutinefunction(dependant.call)  # sync ones run in a worker thread
+            and not getattr(route, "is_sse_stream", False)
+            and not getattr(route, "is_json_stream", False)
+            and getattr(route, "max_body_size", None) is None
+            and getattr(route, "stream_item_field", None) is None
+            and _default_json(route.response_class)
+            and all(type(c) is StringConvertor for c in route.param_convertors.values())
+            and not any(_is_model(f) for f in dependant.query_params)
+            and not any(isinstance(f.field_info, params.Form) for f in dependant.body_params)
+        )
+        if not plain:
+            return None
+        contexts: list[str] = []
+        for sub in dependant.dependencies:  # ``ctx`` is the only dependency taken here
+            if sub.call is not get_context or sub.name is None:
+                return None
+            contexts.append(sub.name)
+        return cls(route=route, plan=plan, context_params=tuple(contexts), embed_body_fields=bool(embed))
+
+    async def call(
+        self,
+        arguments: Mapping[str, Any],
+        record: CallRecord,
+        handlers: ExceptionHandlers,
+        scope_for: Callable[[], tuple[Scope, bytes]],
+    ) -> CapturedResponse | None:
+        """What the route would have answered, or None when the route itself must run the call.
+
+        ``scope_for`` builds the request the route would have seen (scope and body). It is only
+        called when something needs it: ``ctx.request``, an exception handler, a ``Response``.
+        """
+        if self._overridden() or _telemetry_active():
+            return None
+        values = await self._validated(arguments)
+        if values is None:
+            return None
+        request = _LazyRequest(scope_for)
+        context = ToolContext(record, request.get)
+        for name in self.context_params:
+            values[name] = context
+        try:
+            returned = await self.route.dependant.call(**values)
+            return await self._respond(returned, request)
+        except BaseException as exc:
+            if find_signal(exc) is not None:
+                return CapturedResponse()  # suspended: the record says so; nothing is answered
+            if not isinstance(exc, Exception):
+                raise
+            return await _handled(exc, handlers, request)
+
+    def _overridden(self) -> bool:
+        provider = self.route.dependency_overrides_provider
+        return bool(getattr(provider, "dependency_overrides", None))
+
+    async def _validated(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        dependant = self.route.dependant
+        values: dict[str, Any] = {}
+        if dependant.path_params:
+            if any(arguments.get(name) is None for name in self.plan.path_params):
+                return None  # the route answers FastAPI's 422 for a missing argument
+            path = {name: str(arguments[name]) for name in self.plan.path_params}
+            if any(not value or "/" in value for value in path.values()):
+                return None  # no URL of the route has this: the route answers (the router's 404)
+            found, errors = request_params_to_args(dependant.path_params, path)
+            if errors:
+                return None
+            values.update(found)
+        if dependant.query_params:
+            query = QueryParams(query_pairs(self.plan, arguments))
+            found, errors = request_params_to_args(dependant.query_params, query)
+            if errors:
+                return None
+            values.update(found)
+        if dependant.body_params:
+            body = _detached(body_value(self.plan, arguments))
+            found, errors = await request_body_to_args(dependant.body_params, body, self.embed_body_fields)
+            if errors:
+                return None
+            values.update(found)
+        return values
+
+    async def _respond(self, returned: Any, request: _LazyRequest) -> CapturedResponse:
+        route = self.route
+        if isinstance(returned, Response):
+            return await _sent(returned, request)
+        dump_json = _DUMPS_JSON and route.response_field is not None
+        options: dict[str, Any] = {"dump_json": True} if dump_json else {}
+        content = await serialize_response(
+            field=route.response_field,
+            response_content=returned,
+            include=route.response_model_include,
+            exclude=route.response_model_exclude,
+            by_alias=route.response_model_by_alias,
+            exclude_unset=route.response_model_exclude_unset,
+            exclude_defaults=route.response_model_exclude_defaults,
+            exclude_none=route.response_model_exclude_none,
+            **options,
+        )
+        status = {"status_code": route.status_code} if route.status_code else {}
+        if dump_json:
+            response: Response = Response(content=content, media_type="application/json", **status)
+        else:
+            response = JSONResponse(content, **status)
+        if not is_body_allowed_for_status_code(response.status_code):
+            response.body = b""
+        return CapturedResponse(response.status_code, list(response.raw_headers), bytearray(response.body))
+
+
+class _LazyRequest:
+    """The route's request, built on first use (most calls never need it)."""
+
+    def __init__(self, scope_for: Callable[[], tuple[Scope, bytes]]) -> None:
+        self._scope_for = scope_for
+        self._request: Request | None = None
+
+    def get(self) -> Request:
+        if self._request is None:
+            scope, body = self._scope_for()
+            self._request = Request(scope, _receiver(body))
+        return self._request
+
+
+def _receiver(body: bytes) -> Callable[[], Any]:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+async def _handled(exc: Exception, handlers: ExceptionHandlers, request: _LazyRequest) -> CapturedResponse:
+    """The app's answer to ``exc``, found as Starlette finds it; re-raised when none handles it."""
+    by_class, by_status = handlers
+    handler = by_status.get(exc.status_code) if isinstance(exc, HTTPException) else None
+    if handler is None:
+        handler = next((by_class[cls] for cls in type(exc).__mro__ if cls in by_class), None)
+    if handler is None:
+        raise exc
+    if is_async_callable(handler):
+        response = await handler(request.get(), exc)
+    else:
+        response = await run_in_threadpool(handler, request.get(), exc)
+    return await _sent(response, request) if response is not None else CapturedResponse()
+
+
+async def _sent(response: Response, request: _LazyRequest) -> CapturedResponse:
+    """Send ``response`` as the route would (streaming bodies and background tasks included)."""
+    captured = CapturedResponse()
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            captured.status = message["status"]
+            captured.headers = list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            captured.body += message.get("body", b"")
+
+    http = request.get()
+    await response(http.scope, http.receive, send)
+    return captured
+
+
+def _default_json(response_class: Any) -> bool:
+    return isinstance(response_class, DefaultPlaceholder) and response_class.value is JSONResponse
+
+
+def _is_model(field: Any) -> bool:
+    annotation = field.field_info.annotation
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _detached(value: Any) -> Any:
+    """A copy of the JSON containers in ``value``: the handler gets its own, as after a JSON round trip.
+
+    The tool arguments are also what the request state is bound to, so a handler that changes a
+    list it was given must not change them.
+    """
+    if isinstance(value, dict):
+        return {key: _detached(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_detached(item) for item in value]
+    return value
