@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import params
+from fastapi import routing as fastapi_routing
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
 from fastapi.responses import JSONResponse
@@ -50,8 +51,9 @@ from .tools import CallPlan
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
 
+_SERIALIZE_OPTIONS = inspect.signature(serialize_response).parameters
 # Newer FastAPI serialises a declared response model straight to JSON bytes (``dump_json``).
-_DUMPS_JSON = "dump_json" in inspect.signature(serialize_response).parameters
+_DUMPS_JSON = "dump_json" in _SERIALIZE_OPTIONS
 _REQUEST_NAMES = (
     "request_param_name",
     "websocket_param_name",
@@ -62,13 +64,20 @@ _REQUEST_NAMES = (
 )
 
 
-def _telemetry_active() -> bool:
-    """Whether FastAPI's telemetry is recording this request (its spans wrap the route's steps)."""
+def _no_telemetry() -> object | None:
+    return None
+
+
+def _telemetry_reader() -> Callable[[], object | None]:
+    """How to read FastAPI's recorder of the current request (set while a tracer records it)."""
     try:
         from fastapi.telemetry._api import _get_request_telemetry
     except ImportError:  # a FastAPI without telemetry
-        return False
-    return _get_request_telemetry() is not None
+        return _no_telemetry
+    return _get_request_telemetry
+
+
+_request_telemetry = _telemetry_reader()
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,7 @@ class DirectCall:
     plan: CallPlan
     context_params: tuple[str, ...]  # the parameters that receive ``ctx``
     embed_body_fields: bool
+    serialize_options: dict[str, Any]  # what this FastAPI's serialize_response takes beyond the basics
 
     @classmethod
     def for_route(cls, route: Any, plan: CallPlan) -> DirectCall | None:
@@ -110,7 +120,10 @@ class DirectCall:
             if sub.call is not get_context or sub.name is None:
                 return None
             contexts.append(sub.name)
-        return cls(route=route, plan=plan, context_params=tuple(contexts), embed_body_fields=bool(embed))
+        options: dict[str, Any] = {"dump_json": True} if _DUMPS_JSON and route.response_field is not None else {}
+        if "endpoint_ctx" in _SERIALIZE_OPTIONS:  # where the function is, for a response validation error
+            options["endpoint_ctx"] = _endpoint_context(dependant.call, f"{plan.method} {dependant.path}")
+        return cls(route, plan, tuple(contexts), bool(embed), options)
 
     async def call(
         self,
@@ -124,7 +137,7 @@ class DirectCall:
         ``scope_for`` builds the request the route would have seen (scope and body). It is only
         called when something needs it: ``ctx.request``, an exception handler, a ``Response``.
         """
-        if self._overridden() or _telemetry_active():
+        if self._overridden() or _request_telemetry() is not None:
             return None
         values = await self._validated(arguments)
         if values is None:
@@ -178,8 +191,6 @@ class DirectCall:
         route = self.route
         if isinstance(returned, Response):
             return await _sent(returned, request)
-        dump_json = _DUMPS_JSON and route.response_field is not None
-        options: dict[str, Any] = {"dump_json": True} if dump_json else {}
         content = await serialize_response(
             field=route.response_field,
             response_content=returned,
@@ -189,10 +200,10 @@ class DirectCall:
             exclude_unset=route.response_model_exclude_unset,
             exclude_defaults=route.response_model_exclude_defaults,
             exclude_none=route.response_model_exclude_none,
-            **options,
+            **self.serialize_options,
         )
         status = {"status_code": route.status_code} if route.status_code else {}
-        if dump_json:
+        if self.serialize_options.get("dump_json"):
             response: Response = Response(content=content, media_type="application/json", **status)
         else:
             response = JSONResponse(content, **status)
@@ -257,6 +268,13 @@ async def _sent(response: Response, request: _LazyRequest) -> CapturedResponse:
     http = request.get()
     await response(http.scope, http.receive, send)
     return captured
+
+
+def _endpoint_context(call: Any, path: str) -> dict[str, Any]:
+    extract = getattr(fastapi_routing, "_extract_endpoint_context", None)
+    context: dict[str, Any] = dict(extract(call)) if extract is not None else {}
+    context["path"] = path
+    return context
 
 
 def _default_json(response_class: Any) -> bool:
