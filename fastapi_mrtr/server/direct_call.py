@@ -22,10 +22,12 @@ checked on every call, dependency overrides or FastAPI telemetry being active.
 
 from __future__ import annotations
 
+import enum
 import inspect
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 
 from fastapi import params
 from fastapi import routing as fastapi_routing
@@ -46,7 +48,7 @@ from starlette.types import Message, Scope
 
 from .call import CallRecord, find_signal
 from .context import ToolContext, get_context
-from .invoke import CapturedResponse, body_value, query_pairs
+from .invoke import CapturedResponse, body_value, query_pairs, query_text
 from .tools import CallPlan
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
@@ -89,6 +91,9 @@ class DirectCall:
     context_params: tuple[str, ...]  # the parameters that receive ``ctx``
     embed_body_fields: bool
     serialize_options: dict[str, Any]  # what this FastAPI's serialize_response takes beyond the basics
+    # The path and query fields, when each is a plain scalar read from one value (else empty).
+    scalar_path: tuple[Any, ...] = ()
+    scalar_query: tuple[Any, ...] = ()
 
     @classmethod
     def for_route(cls, route: Any, plan: CallPlan) -> DirectCall | None:
@@ -123,7 +128,9 @@ class DirectCall:
         options: dict[str, Any] = {"dump_json": True} if _DUMPS_JSON and route.response_field is not None else {}
         if "endpoint_ctx" in _SERIALIZE_OPTIONS:  # where the function is, for a response validation error
             options["endpoint_ctx"] = _endpoint_context(dependant.call, f"{plan.method} {dependant.path}")
-        return cls(route, plan, tuple(contexts), bool(embed), options)
+        scalar_path = tuple(dependant.path_params) if all(map(_is_scalar, dependant.path_params)) else ()
+        scalar_query = tuple(dependant.query_params) if all(map(_is_scalar, dependant.query_params)) else ()
+        return cls(route, plan, tuple(contexts), bool(embed), options, scalar_path, scalar_query)
 
     async def call(
         self,
@@ -169,15 +176,19 @@ class DirectCall:
             path = {name: str(arguments[name]) for name in self.plan.path_params}
             if any(not value or "/" in value for value in path.values()):
                 return None  # no URL of the route has this: the route answers (the router's 404)
-            found, errors = request_params_to_args(dependant.path_params, path)
-            if errors:
-                return None
+            found = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
+            if found is None:
+                found, errors = request_params_to_args(dependant.path_params, path)
+                if errors:
+                    return None
             values.update(found)
         if dependant.query_params:
-            query = QueryParams(query_pairs(self.plan, arguments))
-            found, errors = request_params_to_args(dependant.query_params, query)
-            if errors:
-                return None
+            found = _scalar_values(self.scalar_query, arguments, query_text) if self.scalar_query else None
+            if found is None:
+                query = QueryParams(query_pairs(self.plan, arguments))
+                found, errors = request_params_to_args(dependant.query_params, query)
+                if errors:
+                    return None
             values.update(found)
         if dependant.body_params:
             body = _detached(body_value(self.plan, arguments))
@@ -268,6 +279,40 @@ async def _sent(response: Response, request: _LazyRequest) -> CapturedResponse:
     http = request.get()
     await response(http.scope, http.receive, send)
     return captured
+
+
+def _is_scalar(field: Any) -> bool:
+    """A parameter FastAPI reads as one string and validates as such: no list, alias choices or JSON."""
+    info = field.field_info
+    if getattr(info, "validation_alias", None) is not None or getattr(field, "config", None):
+        return False
+    annotation = info.annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        choices = [choice for choice in get_args(annotation) if choice is not type(None)]
+        if len(choices) != 1:
+            return False
+        annotation = choices[0]
+    if annotation in (str, int, float, bool) or get_origin(annotation) is Literal:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+
+
+def _scalar_values(fields: tuple[Any, ...], arguments: Mapping[str, Any], as_text: Callable[[Any], str]) -> Any:
+    """The validated values of scalar ``fields`` when every one has a single argument, else None.
+
+    Each value is validated by FastAPI's own field, from the text the route would have read. Any
+    other case (an argument missing, a list, an invalid value) is left to FastAPI's function.
+    """
+    values: dict[str, Any] = {}
+    for field in fields:
+        value = arguments.get(field.alias)
+        if value is None or isinstance(value, (list, dict)):
+            return None
+        validated, errors = field.validate(as_text(value), values, loc=(field.field_info.in_.value, field.alias))
+        if errors:
+            return None
+        values[field.name] = validated
+    return values
 
 
 def _endpoint_context(call: Any, path: str) -> dict[str, Any]:

@@ -35,7 +35,8 @@ class CapturedResponse:
         return ""
 
 
-def _query_value(value: Any) -> str:
+def query_text(value: Any) -> str:
+    """One argument value as it appears in the route's query string (decoded)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
@@ -51,7 +52,7 @@ def query_pairs(plan: CallPlan, arguments: Mapping[str, Any]) -> list[tuple[str,
         if value is None:
             continue
         values = value if isinstance(value, list) else [value]
-        pairs.extend((name, _query_value(v)) for v in values)
+        pairs.extend((name, query_text(v)) for v in values)
     return pairs
 
 
@@ -77,7 +78,7 @@ def _body(plan: CallPlan, arguments: Mapping[str, Any]) -> bytes:
         return b""
     value = body_value(plan, arguments)
     if plan.form_body and isinstance(value, dict):
-        return urlencode({k: _query_value(v) for k, v in value.items()}, doseq=True).encode()
+        return urlencode({k: query_text(v) for k, v in value.items()}, doseq=True).encode()
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
