@@ -36,8 +36,8 @@ from ..mrtr import (
 )
 from ..protocol import JSONObject, TextContent, dump
 from .call import SCOPE_KEY, CallRecord, MissingCapabilitySignal, SuspendSignal
-from .elicitation_schema import requested_schema_for
-from .replay import Ask, question_digest
+from .elicitation_schema import requested_schema_for, requested_schema_json
+from .replay import Ask, canonical_json, digest_of_canonical, question_digest
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -287,11 +287,17 @@ class ToolContext:
             self._record.missing_capability = capability
             raise MissingCapabilitySignal()
 
-    async def _ask(self, method: str, params: JSONObject, key: str | None) -> tuple[str, str, Any]:
-        """(key, question digest, recorded answer) for this ask, or suspend after recording it as pending."""
+    async def _ask(
+        self, method: str, params: JSONObject, key: str | None, q: str | None = None
+    ) -> tuple[str, str, Any]:
+        """(key, question digest, recorded answer) for this ask, or suspend after recording it as pending.
+
+        ``q`` is the question digest when the caller already has it.
+        """
         ledger = self._record.ledger
         key = ledger.claim_key(key)
-        q = question_digest(method, params)
+        if q is None:
+            q = question_digest(method, params)
         answer, diverged = ledger.recorded(key, q)
         if diverged:
             if self._record.strict_replay:
@@ -313,6 +319,7 @@ class ToolContext:
 
     async def _elicit(self, message: str | ElicitRequestParams, schema: Any, key: str | None) -> ElicitResult[Any]:
         wire = _elicit_wire(message, schema)
+        digest = _form_question_digest(message, schema) if isinstance(message, str) else None
         shorthand = schema is not None and _is_shorthand(schema)
         url_mode = wire.get("mode") == "url"
         self._require(
@@ -320,7 +327,7 @@ class ToolContext:
             self.supports("elicitation.url" if url_mode else "elicitation"),
         )
         for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
-            key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key)
+            key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key, digest)
             result = _parse_elicit_answer(answer, schema, shorthand, url_mode)
             if result is not None:
                 self._record.ledger.use(key_used, q, answer)
@@ -362,6 +369,18 @@ class ToolContext:
 
 def _digest(request: InputRequest) -> str:
     return question_digest(request.method, request.params)
+
+
+def _form_question_digest(message: str, schema: Any) -> str:
+    """``question_digest`` of the form ask ``_elicit_wire(message, schema)``, without encoding the schema.
+
+    The digest is taken over canonical JSON (sorted keys), so the text is assembled from its
+    parts in that order, with the schema's canonical JSON made once per schema.
+    """
+    return digest_of_canonical(
+        f'{{"method":"{ELICITATION_CREATE}","params":{{"message":{canonical_json(message)},'
+        f'"mode":"form","requestedSchema":{requested_schema_json(schema)}}}}}'
+    )
 
 
 def _is_shorthand(schema: Any) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from ..protocol import JSONObject
+from .replay import canonical_json
 
 _KEEP = {
     "type",
@@ -49,6 +50,19 @@ def requested_schema_for(schema: Any) -> JSONObject:
 @functools.lru_cache(maxsize=256)
 def _cached_schema(schema: Any) -> JSONObject:
     return _build_schema(schema)
+
+
+def requested_schema_json(schema: Any) -> str:
+    """:func:`requested_schema_for` as canonical JSON (for question digests), also computed once."""
+    try:
+        return _cached_schema_json(schema)
+    except TypeError:  # unhashable: see requested_schema_for
+        return canonical_json(_build_schema(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_schema_json(schema: Any) -> str:
+    return canonical_json(_cached_schema(schema))
 
 
 def _build_schema(schema: Any) -> JSONObject:

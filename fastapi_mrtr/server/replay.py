@@ -25,9 +25,17 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 
 def question_digest(method: str, params: JSONObject | None) -> str:
-    canonical = _CANONICAL.encode({"method": method, "params": params or {}})
-    digest = hashlib.sha256(canonical.encode()).digest()
-    return base64.urlsafe_b64encode(digest).decode()[:16]
+    return digest_of_canonical(canonical_json({"method": method, "params": params or {}}))
+
+
+def canonical_json(value: Any) -> str:
+    """The JSON a question digest is taken over: sorted keys, no spaces, ASCII only."""
+    return _CANONICAL.encode(value)
+
+
+def digest_of_canonical(canonical: str) -> str:
+    """The question digest of an already canonical JSON text (see :func:`question_digest`)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).decode()[:16]
 
 
 @dataclass
