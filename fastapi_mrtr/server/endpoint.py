@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -332,6 +333,7 @@ class RpcEndpoint:
         await send({"type": "http.response.body", "body": sse_event(message), "more_body": False})
 
 
+@functools.lru_cache(maxsize=256)  # clients send a handful of Accept values; the answer is pure
 def _accepts_json(accept: str | None) -> bool:
     if accept is None:
         return True

@@ -187,10 +187,6 @@ def _aad(kid: bytes, audience: str) -> bytes:
     return PREFIX.encode("ascii") + kid + audience.encode("utf-8")
 
 
-def _random_id() -> str:
-    return _b64e(os.urandom(16))
-
-
 def _seconds(value: float | None) -> int | None:
     # Rounded up, so a token never expires before the requested moment.
     return None if value is None else math.ceil(value)
@@ -217,15 +213,16 @@ def mint_request_state(
     ``flow_deadline`` is an absolute unix time. ``now``/``nonce``/``jti`` exist for golden tests."""
     if ttl < 0 or round < 0:
         raise ValueError("ttl and round must be >= 0")
-    nonce = os.urandom(_NONCE_LEN) if nonce is None else nonce
+    fresh = os.urandom(_NONCE_LEN + 32)  # nonce, jti, flow id: one system call for the three
+    nonce = fresh[:_NONCE_LEN] if nonce is None else nonce
     if len(nonce) != _NONCE_LEN:
         raise ValueError(f"nonce must be {_NONCE_LEN} bytes")
     issued = time.time() if now is None else now
     key = keys._keys[0]
     claims = {
         "v": _VERSION,
-        "jti": _random_id() if jti is None else jti,
-        "fid": _random_id() if flow_id is None else flow_id,
+        "jti": _b64e(fresh[_NONCE_LEN : _NONCE_LEN + 16]) if jti is None else jti,
+        "fid": _b64e(fresh[_NONCE_LEN + 16 :]) if flow_id is None else flow_id,
         "r": round,
         "iat": math.floor(issued),
         "exp": _seconds(issued + ttl) if ttl else None,
