@@ -213,14 +213,14 @@ class DirectCall:
             exclude_none=route.response_model_exclude_none,
             **self.serialize_options,
         )
-        status = {"status_code": route.status_code} if route.status_code else {}
-        if self.serialize_options.get("dump_json"):
-            response: Response = Response(content=content, media_type="application/json", **status)
+        if self.serialize_options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
+            status, body = route.status_code or 200, content
         else:
-            response = JSONResponse(content, **status)
-        if not is_body_allowed_for_status_code(response.status_code):
-            response.body = b""
-        return CapturedResponse(response.status_code, list(response.raw_headers), bytearray(response.body))
+            response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
+            status, body = response.status_code, response.body
+        if not is_body_allowed_for_status_code(status):
+            body = b""
+        return CapturedResponse(status, [(b"content-type", b"application/json")], bytearray(body))
 
 
 class _LazyRequest:

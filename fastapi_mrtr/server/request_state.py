@@ -158,14 +158,21 @@ def _b64e(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
+_B64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# An unpadded text of length 4n+2 (4n+3) ends in a character carrying 2 (4) bits of data; the rest
+# of its six bits must be zero, or two different texts would decode to the same bytes.
+_SPARE_BITS = {2: 0b1111, 3: 0b11}
+
+
 def _b64d_strict(text: str) -> bytes | None:
     """Decode unpadded base64url, or None unless ``text`` is the one canonical encoding."""
     # Checked first: the stdlib decoder would otherwise skip or translate foreign characters.
     if not _B64URL_CHARS.fullmatch(text) or len(text) % 4 == 1:
         return None
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    # Re-encoding rejects non-zero trailing bits, so each byte string has exactly one token text.
-    return raw if _b64e(raw) == text else None
+    spare = _SPARE_BITS.get(len(text) % 4)
+    if spare is not None and _B64URL_ALPHABET.index(text[-1]) & spare:
+        return None
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def arguments_digest(arguments: Mapping[str, Any] | None) -> str:
