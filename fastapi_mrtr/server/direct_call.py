@@ -268,16 +268,8 @@ async def _handled(exc: Exception, handlers: ExceptionHandlers, request: _LazyRe
 async def _sent(response: Response, request: _LazyRequest) -> CapturedResponse:
     """Send ``response`` as the route would (streaming bodies and background tasks included)."""
     captured = CapturedResponse()
-
-    async def send(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            captured.status = message["status"]
-            captured.headers = list(message.get("headers", []))
-        elif message["type"] == "http.response.body":
-            captured.body += message.get("body", b"")
-
     http = request.get()
-    await response(http.scope, http.receive, send)
+    await response(http.scope, http.receive, captured.send)
     return captured
 
 

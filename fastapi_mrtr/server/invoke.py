@@ -27,6 +27,14 @@ class CapturedResponse:
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     body: bytearray = field(default_factory=bytearray)
 
+    async def send(self, message: Message) -> None:
+        """The ASGI ``send`` of the request: records what the app answers."""
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.headers = list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+
     @property
     def content_type(self) -> str:
         for name, value in self.headers:
@@ -143,15 +151,8 @@ async def call_route(
         await asyncio.Event().wait()  # nothing more to read; the app is cancelled if it waits
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def send(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            captured.status = message["status"]
-            captured.headers = list(message.get("headers", []))
-        elif message["type"] == "http.response.body":
-            captured.body += message.get("body", b"")
-
     try:
-        await (entry or app)(scope, receive, send)
+        await (entry or app)(scope, receive, captured.send)
     except BaseException as exc:
         if find_signal(exc) is None:
             raise
