@@ -36,14 +36,13 @@ from ..protocol import (
 )
 from .call import Notify
 from .flow import ServerError
+from .json_codec import decode, encode
 from .options import ServerOptions
 from .transport import (
     SSE_HEADERS,
     BodyTooLarge,
     ClientDisconnected,
-    decode,
     decode_header_value,
-    encode,
     header_map,
     host_allowed,
     origin_allowed,

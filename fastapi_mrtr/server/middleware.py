@@ -15,9 +15,10 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .call import SCOPE_KEY, CallRecord, find_signal
+from .json_codec import encode
 from .rest import SERVER_KEY, input_required_body
 from .route_entry import RouteEntry
-from .transport import encode, send_json
+from .transport import send_json
 
 if TYPE_CHECKING:
     from .app import MCP

@@ -42,6 +42,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from . import json_codec
+
 __all__ = [
     "InvalidRequestState", "RequestStateTooLarge", "StateBinding", "StateClaims", "StateKeyRing",
     "arguments_digest", "mint_request_state", "verify_request_state",
@@ -53,9 +55,9 @@ _MIN_SECRET_BYTES = 32
 _KID_LEN, _NONCE_LEN, _TAG_LEN = 4, 12, 16
 _B64URL_CHARS = re.compile(r"[A-Za-z0-9_-]*")
 _INFO = b"fastapi-mrtr/request-state/v1/"
-# Encoders built once (json.dumps builds one per call): the argument digest and the plaintext.
+# Built once (json.dumps builds an encoder per call). The argument digest stays on the json
+# module: its bytes are what a flow is bound to, so they must not change between releases.
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-_CLAIMS_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 class InvalidRequestState(Exception):
@@ -241,8 +243,8 @@ def mint_request_state(
         "p": _principal_tag(key, binding.principal),
         "d": dict(data),
     }
-    plaintext = _CLAIMS_JSON.encode(claims)
-    sealed = key.aead.encrypt(nonce, plaintext.encode("utf-8"), _aad(key.kid, binding.audience))
+    plaintext = json_codec.encode(claims, finite=True)  # the reader is strict: refuse NaN here
+    sealed = key.aead.encrypt(nonce, plaintext, _aad(key.kid, binding.audience))
     token = PREFIX + _b64e(key.kid + nonce + sealed)
     if len(token) > max_bytes:
         raise RequestStateTooLarge(f"requestState would be {len(token)} bytes (limit {max_bytes})")
@@ -288,7 +290,7 @@ _CLAIM_TYPES: dict[str, tuple[type, ...]] = {
 def _parse(plaintext: bytes) -> dict[str, Any]:
     """Step 4. The plaintext is authenticated, so a failure here means a bug or a foreign minter."""
     try:
-        claims = json.loads(plaintext)
+        claims = json_codec.decode(plaintext)
     except ValueError:
         raise InvalidRequestState("malformed") from None
     if not isinstance(claims, dict) or type(claims.get("v")) is not int or claims["v"] != _VERSION:

@@ -17,8 +17,8 @@ from fastapi import HTTPException, Request
 from ..protocol import JSONObject
 from .call import CallRecord
 from .flow import ServerError
+from .json_codec import decode
 from .rounds import pending_requests
-from .transport import decode
 
 if TYPE_CHECKING:
     from .app import MCP

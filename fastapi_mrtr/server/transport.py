@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import json
-import math
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
+
+from .json_codec import encode
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 SSE_HEADERS = [
@@ -25,40 +25,6 @@ class BodyTooLarge(Exception):
 
 class ClientDisconnected(Exception):
     pass
-
-
-# Built once: json.dumps would construct an encoder for every message.
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def encode(message: Any) -> bytes:
-    return _COMPACT.encode(message).encode()
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):  # e.g. 1e400: valid JSON syntax, but no float can carry it
-        raise ValueError(f"{text} is out of range")
-    return value
-
-
-# JSON (RFC 8259) has no NaN or Infinity. Python's decoder accepts them by default, and such a
-# value would then fail only when the answer is encoded, after the tool has already run.
-_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
-
-
-def decode(raw: bytes | str) -> Any:
-    """Parse a JSON document, refusing NaN, Infinity and out-of-range numbers (ValueError)."""
-    if isinstance(raw, str):
-        return _STRICT.decode(raw)
-    # A body opening with "{" and then no NUL is UTF-8 by RFC 8259's detection (json.detect_encoding
-    # gives exactly that); checking it here saves the detection on every request.
-    utf8 = raw[:1] == b"{" and raw[1:2] != b"\x00"
-    return _STRICT.decode(raw.decode("utf-8" if utf8 else json.detect_encoding(raw), "surrogatepass"))
 
 
 def header_map(scope: Scope) -> dict[str, str]:

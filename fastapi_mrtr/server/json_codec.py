@@ -1,0 +1,105 @@
+"""JSON for the wire and the sealed state: pydantic-core's speed, the json module's answers.
+
+Every tool call is parsed once and answered once, and a flow's state is written and read back
+each round, so JSON is a visible share of the server's time. pydantic-core (installed with
+Pydantic) reads and writes JSON several times faster than the json module. It is used only where
+it gives the json module's answer; everywhere else the json module decides, so what the server
+accepts and writes is the same as with the json module alone:
+
+Reading (``decode``, strict: NaN, Infinity and numbers beyond a double are refused):
+- pydantic-core refuses what the json module reads in its own way: a byte-order mark, UTF-16 or
+  UTF-32 text, lone surrogates, nesting past 200 levels. Each of these is read again by the json
+  module, which answers or raises as it always did (its messages, not pydantic-core's).
+- pydantic-core reads a number too large for a double as infinity, where the strict reading
+  refuses it. Such a number needs an exponent of three digits or a run of 200 digits, so a text
+  holding either shape is read by the json module (``_may_overflow``). Base64 tokens hit the
+  first shape about once in a hundred; that costs only speed.
+
+Writing (``encode``, compact, UTF-8, non-ASCII as is):
+- pydantic-core refuses a lone surrogate; the json module then writes it and encoding the text
+  fails, as before.
+- NaN and Infinity are written as the json module writes them, or refused with ``finite``.
+- pydantic-core also writes bytes, dates and dataclasses, which the json module refuses. The
+  server only writes JSON values: its own messages, strictly read arguments and answers, and
+  FastAPI's serialised results.
+
+``tests/server/test_json_codec.py`` holds both readers and both writers to the same answers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pydantic_core
+
+# Built once: json.dumps would construct an encoder for every message.
+_STDLIB_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_STDLIB_FINITE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def encode(message: Any, *, finite: bool = False) -> bytes:
+    """Compact UTF-8 JSON of ``message``; ``finite`` refuses NaN and Infinity (ValueError)."""
+    try:
+        text = pydantic_core.to_json(message)
+    except pydantic_core.PydanticSerializationError:
+        pass  # the json module writes it or gives its own error
+    else:
+        # Outside strings these words are the only spelling of a non-finite float; inside a
+        # string they are harmless, and the json module, which tells the two apart, decides.
+        if not (finite and (b"NaN" in text or b"Infinity" in text)):
+            return text
+    return (_STDLIB_FINITE if finite else _STDLIB_COMPACT).encode(message).encode()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # e.g. 1e400: valid JSON syntax, but no float can carry it
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+# JSON (RFC 8259) has no NaN or Infinity. Python's decoder accepts them by default, and such a
+# value would then fail only when the answer is encoded, after the tool has already run.
+_STDLIB_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+# Digits become "0", exponent marks "e", everything else a space (signs are deleted), so that the
+# shapes of an overflowing number are two substring searches over the translated text.
+_NUMBER_SHAPES = bytes(48 if 48 <= b <= 57 else 101 if b in b"eE" else 32 for b in range(256))
+_THREE_DIGIT_EXPONENT = b"0e000"
+_LONG_DIGIT_RUN = b"0" * 200
+
+
+def _may_overflow(raw: bytes) -> bool:
+    """Whether ``raw`` may hold a number too large for a double (false positives are harmless).
+
+    Without a three-digit exponent, a number is below 10**199 * 10**99 unless it has a run of 200
+    digits, and the largest double is about 1.8 * 10**308.
+    """
+    shapes = raw.translate(_NUMBER_SHAPES, b"+-")
+    return _THREE_DIGIT_EXPONENT in shapes or _LONG_DIGIT_RUN in shapes
+
+
+def decode(raw: bytes | str) -> Any:
+    """Parse a JSON document, refusing NaN, Infinity and out-of-range numbers (ValueError)."""
+    if isinstance(raw, bytes) and not _may_overflow(raw):
+        try:
+            # Keys only: caching every short value would keep one entry per flow's random ids.
+            return pydantic_core.from_json(raw, allow_inf_nan=False, cache_strings="keys")
+        except ValueError:
+            pass  # the json module reads it or gives its own error
+    return _stdlib_decode(raw)
+
+
+def _stdlib_decode(raw: bytes | str) -> Any:
+    if isinstance(raw, str):
+        return _STDLIB_STRICT.decode(raw)
+    # A body opening with "{" and then no NUL is UTF-8 by RFC 8259's detection (json.detect_encoding
+    # gives exactly that); checking it here saves the detection.
+    utf8 = raw[:1] == b"{" and raw[1:2] != b"\x00"
+    return _STDLIB_STRICT.decode(raw.decode("utf-8" if utf8 else json.detect_encoding(raw), "surrogatepass"))
