@@ -374,9 +374,23 @@ def _digest(request: InputRequest) -> str:
 def _form_question_digest(message: str, schema: Any) -> str:
     """``question_digest`` of the form ask ``_elicit_wire(message, schema)``, without encoding the schema.
 
-    The digest is taken over canonical JSON (sorted keys), so the text is assembled from its
-    parts in that order, with the schema's canonical JSON made once per schema.
+    Every round replays the same asks, so the digest is kept per (message, schema), in a bounded
+    cache; an unhashable schema is digested each time.
     """
+    try:
+        return _cached_form_question_digest(message, schema)
+    except TypeError:
+        return _assembled_form_question_digest(message, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_form_question_digest(message: str, schema: Any) -> str:
+    return _assembled_form_question_digest(message, schema)
+
+
+def _assembled_form_question_digest(message: str, schema: Any) -> str:
+    # The digest is taken over canonical JSON (sorted keys), so the text is assembled from its
+    # parts in that order, with the schema's canonical JSON made once per schema.
     return digest_of_canonical(
         f'{{"method":"{ELICITATION_CREATE}","params":{{"message":{canonical_json(message)},'
         f'"mode":"form","requestedSchema":{requested_schema_json(schema)}}}}}'
@@ -384,10 +398,8 @@ def _form_question_digest(message: str, schema: Any) -> str:
 
 
 def _is_shorthand(schema: Any) -> bool:
-    if schema in (bool, str, int, float):
-        return True
-    if isinstance(schema, type) and issubclass(schema, enum.Enum):
-        return True
+    if isinstance(schema, type):  # a model, most often: get_origin is the slower test
+        return schema in (bool, str, int, float) or issubclass(schema, enum.Enum)
     return get_origin(schema) is Literal
 
 

@@ -96,6 +96,18 @@ def decode(raw: bytes | str) -> Any:
     return _stdlib_decode(raw)
 
 
+def decode_finite(raw: bytes) -> Any:
+    """``decode`` for a text written by ``encode(..., finite=True)``, such as a sealed state.
+
+    Its numbers are Python's own finite floats and integers, so none can overflow and the scan
+    for one is skipped.
+    """
+    try:
+        return pydantic_core.from_json(raw, allow_inf_nan=False, cache_strings="keys")
+    except ValueError:
+        return _stdlib_decode(raw)
+
+
 def _stdlib_decode(raw: bytes | str) -> Any:
     if isinstance(raw, str):
         return _STDLIB_STRICT.decode(raw)

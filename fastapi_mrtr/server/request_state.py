@@ -290,7 +290,7 @@ _CLAIM_TYPES: dict[str, tuple[type, ...]] = {
 def _parse(plaintext: bytes) -> dict[str, Any]:
     """Step 4. The plaintext is authenticated, so a failure here means a bug or a foreign minter."""
     try:
-        claims = json_codec.decode(plaintext)
+        claims = json_codec.decode_finite(plaintext)
     except ValueError:
         raise InvalidRequestState("malformed") from None
     if not isinstance(claims, dict) or type(claims.get("v")) is not int or claims["v"] != _VERSION:

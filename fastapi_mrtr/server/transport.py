@@ -29,11 +29,15 @@ class ClientDisconnected(Exception):
 
 def header_map(scope: Scope) -> dict[str, str]:
     """Lower-case header names to values; repeated headers are joined as HTTP allows."""
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in scope["headers"]:
+    raw = scope["headers"]
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
+    if len(headers) == len(raw):  # no name repeated: the usual request
+        return headers
+    joined: dict[str, str] = {}
+    for raw_name, raw_value in raw:
         name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return headers
+        joined[name] = f"{joined[name]}, {value}" if name in joined else value
+    return joined
 
 
 async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.server.json_codec import _may_overflow, _stdlib_decode, decode, encode
+from fastapi_mrtr.server.json_codec import _may_overflow, _stdlib_decode, decode, decode_finite, encode
 
 MESSAGE = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"note": "é ✓ 🎉"}}
 TEXT = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"note":"é ✓ 🎉"}}'
@@ -114,6 +114,7 @@ def test_any_json_value_is_written_as_the_json_module_writes_it_and_read_back(va
     # Floats may differ in spelling only (2e-07 or 2e-7); everything else is byte for byte.
     assert written == expected or (_holds_float(value) and json.loads(written) == json.loads(expected))
     assert encode(value, finite=True) == written
+    assert json.dumps(decode_finite(written), sort_keys=True) == json.dumps(value, sort_keys=True)
     same_reading(written)
     same_reading(expected)
     same_reading(json.dumps(value, indent=1).encode())  # ensure_ascii: escapes, surrogate pairs
