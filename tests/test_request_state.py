@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -13,6 +14,8 @@ import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastapi_mrtr.server import request_state as rs
 from fastapi_mrtr.server.request_state import (
@@ -330,6 +333,26 @@ def test_arguments_digest_canonicalisation() -> None:
     assert arguments_digest(None) == arguments_digest({})
     assert arguments_digest({"s": "é"}) == arguments_digest({"s": "\u00e9"})
     assert arguments_digest({"b": [1, 2]}) != arguments_digest({"b": [2, 1]}), "list order matters"
+
+
+@settings(max_examples=300)
+@given(
+    st.dictionaries(
+        st.text(max_size=6),
+        st.text(max_size=6)
+        | st.integers()
+        | st.booleans()
+        | st.none()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.lists(st.integers()),
+        max_size=5,
+    )
+)
+def test_arguments_digest_of_flat_objects_is_the_canonical_encoders(arguments: dict[str, Any]) -> None:
+    # The flat fast path must give the digest of the json module's canonical text, byte for byte.
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    expected = base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()[:22]
+    assert arguments_digest(arguments) == expected
 
 
 def test_arguments_digest_keeps_json_number_types() -> None:

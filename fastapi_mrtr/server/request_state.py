@@ -35,6 +35,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _ascii_json
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -182,8 +183,22 @@ def arguments_digest(arguments: Mapping[str, Any] | None) -> str:
 
     Raises TypeError / ValueError for values JSON cannot represent (including NaN and infinities).
     """
-    canonical = _CANONICAL_JSON.encode(dict(arguments or {}))
+    canonical = _flat_canonical_json(arguments) if arguments else "{}"
+    if canonical is None:
+        canonical = _CANONICAL_JSON.encode(dict(arguments or {}))
     return _b64e(hashlib.sha256(canonical.encode("ascii")).digest())[:22]
+
+
+def _flat_canonical_json(arguments: Mapping[str, Any]) -> str | None:
+    """``_CANONICAL_JSON.encode`` of an object of strings and integers (most tool arguments),
+    assembled from the json module's own string escaper; ``None`` for anything else."""
+    parts = []
+    for name, value in sorted(arguments.items()):
+        kind = type(value)
+        if type(name) is not str or (kind is not str and kind is not int):
+            return None  # bool, None, floats, containers, subclasses: the encoder decides
+        parts.append(f"{_ascii_json(name)}:{_ascii_json(value) if kind is str else int.__repr__(value)}")
+    return "{" + ",".join(parts) + "}"
 
 
 def _principal_tag(key: _Key, principal: str | None) -> str | None:
