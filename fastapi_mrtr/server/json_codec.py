@@ -15,7 +15,8 @@ Reading (``decode``, strict: NaN, Infinity and numbers beyond a double are refus
   holding either shape is read by the json module (``_may_overflow``). Base64 tokens hit the
   first shape about once in a hundred; that costs only speed.
 
-Writing (``encode``, compact, UTF-8, non-ASCII as is):
+Writing (``encode``, compact, UTF-8, non-ASCII as is; byte for byte the json module's text,
+except that a float may be spelled differently with the same value, ``2e-7`` for ``2e-07``):
 - pydantic-core refuses a lone surrogate; the json module then writes it and encoding the text
   fails, as before.
 - NaN and Infinity are written as the json module writes them, or refused with ``finite``.
