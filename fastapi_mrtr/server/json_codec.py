@@ -88,13 +88,9 @@ def _may_overflow(raw: bytes) -> bool:
 
 def decode(raw: bytes | str) -> Any:
     """Parse a JSON document, refusing NaN, Infinity and out-of-range numbers (ValueError)."""
-    if isinstance(raw, bytes) and not _may_overflow(raw):
-        try:
-            # Keys only: caching every short value would keep one entry per flow's random ids.
-            return pydantic_core.from_json(raw, allow_inf_nan=False, cache_strings="keys")
-        except ValueError:
-            pass  # the json module reads it or gives its own error
-    return _stdlib_decode(raw)
+    if isinstance(raw, str) or _may_overflow(raw):
+        return _stdlib_decode(raw)
+    return _decode_bytes(raw)
 
 
 def decode_finite(raw: bytes) -> Any:
@@ -103,16 +99,18 @@ def decode_finite(raw: bytes) -> Any:
     Its numbers are Python's own finite floats and integers, so none can overflow and the scan
     for one is skipped.
     """
+    return _decode_bytes(raw)
+
+
+def _decode_bytes(raw: bytes) -> Any:
     try:
+        # Keys only: caching every short value would keep one entry per flow's random ids.
         return pydantic_core.from_json(raw, allow_inf_nan=False, cache_strings="keys")
     except ValueError:
-        return _stdlib_decode(raw)
+        return _stdlib_decode(raw)  # the json module reads it or gives its own error
 
 
 def _stdlib_decode(raw: bytes | str) -> Any:
-    if isinstance(raw, str):
-        return _STDLIB_STRICT.decode(raw)
-    # A body opening with "{" and then no NUL is UTF-8 by RFC 8259's detection (json.detect_encoding
-    # gives exactly that); checking it here saves the detection.
-    utf8 = raw[:1] == b"{" and raw[1:2] != b"\x00"
-    return _STDLIB_STRICT.decode(raw.decode("utf-8" if utf8 else json.detect_encoding(raw), "surrogatepass"))
+    """The strict json-module reading; bytes in any encoding RFC 8259 detection allows."""
+    text = raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "surrogatepass")
+    return _STDLIB_STRICT.decode(text)
