@@ -3,7 +3,8 @@
 One run: the shared rig (``../shared/bench/rig.py`` from the repository root) measures the raw
 ASGI and FastAPI floors and a nested-call floor (bench/nested_floor.py) on ``echo``, and the
 official SDK, FastMCP and this project on ``echo`` and ``mrtr``; then the resident memory of
-this project's server and the SDK's after 1,000, 10,000 and 100,000 MRTR flows; then the
+this project's server, the SDK's and the floors' after 1,000, 10,000 and 100,000 flows, in
+several trials (bench/memory.py); then the
 ``requestState`` length against the number of answered questions.
 Everything is printed as Markdown, ready for docs/performance.md. ``bench/run.sh`` prepares the
 venv and wrk first; see docs/performance.md.
@@ -17,21 +18,17 @@ import datetime
 import json
 import os
 import platform
-import signal
-import socket
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import tokens
+from . import memory, tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 RIG = ROOT.parent / "shared" / "bench"
-FLOWS_SCRIPT = Path(__file__).resolve().parent / "flows.lua"
 
 # The two floors of the shared rig, and this design's own: a FastAPI route calling a route in-process.
 FLOORS = [("asgi", "limit_asgi:app"), ("fastapi", "limit_fastapi:app"), ("fastapi-nested", "bench.nested_floor:app")]
@@ -152,123 +149,6 @@ def target_lines(rows: list[Row]) -> list[str]:
     return out
 
 
-# --- resident memory after N flows ----------------------------------------------------------
-
-
-@dataclass
-class MemoryPoint:
-    flows: int
-    failed: int
-    rss_kib: int
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _wait_port(port: int, timeout: float = 30) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def _cpu_ticks(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def _rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
-
-
-def _drive_flows(pid: int, url: str, flows: int, conns: int) -> tuple[int, int]:
-    """Exactly ``flows`` MRTR flows (rounded to the connections) with wrk; (completed, failed).
-
-    The Lua script stops each wrk thread at its quota; wrk itself only ends at its duration, so
-    it is interrupted (it then reports) as soon as the server has been idle for a moment.
-    """
-    per_thread = max(1, flows // conns)
-    env = dict(os.environ, FLOWS=str(per_thread))
-    limit = 60 + flows // 20  # even at 20 flows/s the run ends by itself
-    command = ["taskset", "-c", "1", "wrk", "-t", str(conns), "-c", str(conns), "-d", f"{limit}s"]
-    wrk = subprocess.Popen([*command, "-s", str(FLOWS_SCRIPT), url], stdout=subprocess.PIPE, text=True, env=env)
-    last, idle = _cpu_ticks(pid), 0
-    while wrk.poll() is None:
-        time.sleep(0.25)
-        now = _cpu_ticks(pid)
-        idle = idle + 1 if now == last else 0
-        last = now
-        if idle >= 4:  # a second without a request: every thread has reached its quota
-            wrk.send_signal(signal.SIGINT)
-            break
-    out, _ = wrk.communicate()
-    for line in out.splitlines():
-        if line.startswith("FLOWS"):
-            fields = dict(item.split("=") for item in line.split()[1:])
-            return int(fields["ok"]), int(fields["bad"])
-    raise RuntimeError(f"wrk gave no flow count: {out[-300:]}")
-
-
-def memory_after_flows(python: str, spec: str, checkpoints: list[int], conns: int) -> list[MemoryPoint]:
-    """RSS of one server process after each cumulative number of flows in ``checkpoints``."""
-    target, _, path = spec.partition("@")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(RIG / "servers"), str(ROOT)]))
-    command = ["taskset", "-c", "0", python, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port)]
-    server = subprocess.Popen(
-        [*command, "--log-level", "warning", "--no-access-log"],
-        cwd=RIG / "servers",
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    points: list[MemoryPoint] = []
-    try:
-        if not _wait_port(port):
-            raise RuntimeError(f"{spec} did not start")
-        url = f"http://127.0.0.1:{port}{path or '/mcp'}"
-        done = failed = 0
-        for checkpoint in checkpoints:
-            ok, bad = _drive_flows(server.pid, url, checkpoint - done, conns)
-            done, failed = done + ok + bad, failed + bad
-            points.append(MemoryPoint(done, failed, _rss_kib(server.pid)))
-            print(f"  memory: {spec} after {done} flows ({failed} failed): {points[-1].rss_kib} KiB", file=sys.stderr)
-    finally:
-        server.terminate()
-        server.wait(10)
-    return points
-
-
-def memory_table(results: dict[str, list[MemoryPoint]]) -> list[str]:
-    out = ["| server | flows | failed | RSS (KiB) |", "|---|---:|---:|---:|"]
-    for name, points in results.items():
-        out += [f"| {name} | {p.flows} | {p.failed} | {p.rss_kib} |" for p in points]
-    ours, sdk = results.get("ours"), results.get("sdk")
-    if ours and sdk:
-        growth = ours[-1].rss_kib - ours[0].rss_kib
-        out.append("")
-        out.append(
-            f"- this project: {growth:+d} KiB from {ours[0].flows} to {ours[-1].flows} flows "
-            f"({'met' if growth <= 0 else 'NOT met'}: no higher after); "
-            f"{ours[-1].rss_kib} KiB vs the SDK's {sdk[-1].rss_kib} KiB "
-            f"({'met' if ours[-1].rss_kib <= sdk[-1].rss_kib else 'NOT met'}: no higher than the SDK)"
-        )
-    return out
-
-
 # --- the command --------------------------------------------------------------------------------
 
 
@@ -279,6 +159,7 @@ def main() -> None:
     parser.add_argument("--conns", type=int, default=8)
     parser.add_argument("--passes", type=int, default=3, help="rig passes over every server (medians are compared)")
     parser.add_argument("--flows", default="1000,10000,100000", help="memory checkpoints (cumulative flows)")
+    parser.add_argument("--trials", type=int, default=3, help="fresh server processes per memory run")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, memory, tokens")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -306,13 +187,14 @@ def main() -> None:
         report += [*rig_table(rows), "", *target_lines(rows)]
     if "memory" not in skip:
         checkpoints = [int(n) for n in args.flows.split(",")]
-        memory = {
-            name: memory_after_flows(python, spec, checkpoints, args.conns)
-            for name, spec in PEERS
-            if name in ("sdk", "ours")
-        }
-        report += ["", "Resident memory of the server process after N two-round flows (wrk, same load):", ""]
-        report += memory_table(memory)
+        results = memory.measure(python, checkpoints, args.conns, args.trials)
+        report += [
+            "",
+            f"Resident memory (KiB) of a fresh server process after N flows, {args.trials} trials "
+            f"(wrk, {args.conns} connections; the floors and `ours-echo` run echo calls in pairs):",
+            "",
+        ]
+        report += memory.report(results)
     if "tokens" not in skip:
         report += ["", "`requestState` length against answered questions (one yes/no question per round):", ""]
         report += tokens.report(asyncio.run(tokens.state_lengths([1, 3, 10])))
