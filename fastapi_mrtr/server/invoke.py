@@ -16,7 +16,6 @@ from urllib.parse import quote, urlencode
 
 from starlette.types import ASGIApp, Message, Scope
 
-from ..protocol import JSONObject
 from .call import SCOPE_KEY, CallRecord, find_signal
 from .tools import CallPlan
 
@@ -175,7 +174,3 @@ def forwarded_headers(outer_scope: Scope, allowed: tuple[str, ...]) -> list[tupl
 def _header_names(allowed: tuple[str, ...]) -> frozenset[bytes]:
     """``forward_headers`` as the byte strings ASGI uses (a server has one such tuple)."""
     return frozenset(name.encode() for name in allowed)
-
-
-def decode_json(body: bytes) -> JSONObject | list[Any] | Any:
-    return json.loads(body)
