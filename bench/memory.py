@@ -62,14 +62,14 @@ def growth(trial: Trial) -> int:
     return trial[-1].rss_kib - trial[0].rss_kib
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
 
 
-def _wait_port(port: int, timeout: float = 30) -> bool:
+def wait_port(port: int, timeout: float = 30) -> bool:
     end = time.time() + timeout
     while time.time() < end:
         try:
@@ -86,7 +86,7 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def _rss_kib(pid: int) -> int:
+def rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
@@ -94,7 +94,7 @@ def _rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def _drive(pid: int, url: str, script: Path, flows: int, conns: int) -> tuple[int, int]:
+def drive(pid: int, url: str, script: Path, flows: int, conns: int) -> tuple[int, int]:
     """Exactly ``flows`` flows (rounded to the connections) with wrk; (completed, failed).
 
     The Lua script stops each wrk thread at its quota; wrk itself only ends at its duration, so
@@ -125,7 +125,7 @@ def _drive(pid: int, url: str, script: Path, flows: int, conns: int) -> tuple[in
 def memory_after_flows(python: str, run: MemoryRun, checkpoints: list[int], conns: int) -> Trial:
     """RSS of one fresh server process after each cumulative number of flows in ``checkpoints``."""
     target, _, path = run.spec.partition("@")
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(RIG / "servers"), str(ROOT)]))
     command = ["taskset", "-c", "0", python, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port)]
     server = subprocess.Popen(
@@ -137,14 +137,14 @@ def memory_after_flows(python: str, run: MemoryRun, checkpoints: list[int], conn
     )
     points: Trial = []
     try:
-        if not _wait_port(port):
+        if not wait_port(port):
             raise RuntimeError(f"{run.spec} did not start")
         url = f"http://127.0.0.1:{port}{path or '/mcp'}"
         done = failed = 0
         for checkpoint in checkpoints:
-            ok, bad = _drive(server.pid, url, run.script, checkpoint - done, conns)
+            ok, bad = drive(server.pid, url, run.script, checkpoint - done, conns)
             done, failed = done + ok + bad, failed + bad
-            points.append(MemoryPoint(done, failed, _rss_kib(server.pid)))
+            points.append(MemoryPoint(done, failed, rss_kib(server.pid)))
             rss = points[-1].rss_kib
             print(f"  memory: {run.name} after {done} flows ({failed} failed): {rss} KiB", file=sys.stderr)
     finally:
