@@ -26,9 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import memory, tokens
-
-ROOT = Path(__file__).resolve().parent.parent
-RIG = ROOT.parent / "shared" / "bench"
+from .memory import RIG, ROOT
 
 # The two floors of the shared rig, and this design's own: a FastAPI route calling a route in-process.
 FLOORS = [("asgi", "limit_asgi:app"), ("fastapi", "limit_fastapi:app"), ("fastapi-nested", "bench.nested_floor:app")]

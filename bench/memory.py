@@ -12,12 +12,14 @@ settling at the page level, which is the scale that this project's own growth is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,14 +64,14 @@ def growth(trial: Trial) -> int:
     return trial[-1].rss_kib - trial[0].rss_kib
 
 
-def free_port() -> int:
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
 
 
-def wait_port(port: int, timeout: float = 30) -> bool:
+def _wait_port(port: int, timeout: float = 30) -> bool:
     end = time.time() + timeout
     while time.time() < end:
         try:
@@ -122,10 +124,14 @@ def drive(pid: int, url: str, script: Path, flows: int, conns: int) -> tuple[int
     raise RuntimeError(f"wrk gave no flow count: {out[-300:]}")
 
 
-def memory_after_flows(python: str, run: MemoryRun, checkpoints: list[int], conns: int) -> Trial:
-    """RSS of one fresh server process after each cumulative number of flows in ``checkpoints``."""
-    target, _, path = run.spec.partition("@")
-    port = free_port()
+@contextlib.contextmanager
+def serving(python: str, spec: str) -> Iterator[tuple[int, str]]:
+    """One fresh uvicorn worker of ``spec`` on CPU 0, started as the rig starts servers.
+
+    Yields its process id and endpoint URL; the server is stopped on the way out.
+    """
+    target, _, path = spec.partition("@")
+    port = _free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(RIG / "servers"), str(ROOT)]))
     command = ["taskset", "-c", "0", python, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port)]
     server = subprocess.Popen(
@@ -135,21 +141,26 @@ def memory_after_flows(python: str, run: MemoryRun, checkpoints: list[int], conn
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    points: Trial = []
     try:
-        if not wait_port(port):
-            raise RuntimeError(f"{run.spec} did not start")
-        url = f"http://127.0.0.1:{port}{path or '/mcp'}"
-        done = failed = 0
-        for checkpoint in checkpoints:
-            ok, bad = drive(server.pid, url, run.script, checkpoint - done, conns)
-            done, failed = done + ok + bad, failed + bad
-            points.append(MemoryPoint(done, failed, rss_kib(server.pid)))
-            rss = points[-1].rss_kib
-            print(f"  memory: {run.name} after {done} flows ({failed} failed): {rss} KiB", file=sys.stderr)
+        if not _wait_port(port):
+            raise RuntimeError(f"{spec} did not start")
+        yield server.pid, f"http://127.0.0.1:{port}{path or '/mcp'}"
     finally:
         server.terminate()
         server.wait(10)
+
+
+def memory_after_flows(python: str, run: MemoryRun, checkpoints: list[int], conns: int) -> Trial:
+    """RSS of one fresh server process after each cumulative number of flows in ``checkpoints``."""
+    points: Trial = []
+    with serving(python, run.spec) as (pid, url):
+        done = failed = 0
+        for checkpoint in checkpoints:
+            ok, bad = drive(pid, url, run.script, checkpoint - done, conns)
+            done, failed = done + ok + bad, failed + bad
+            points.append(MemoryPoint(done, failed, rss_kib(pid)))
+            rss = points[-1].rss_kib
+            print(f"  memory: {run.name} after {done} flows ({failed} failed): {rss} KiB", file=sys.stderr)
     return points
 
 

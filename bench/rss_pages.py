@@ -17,9 +17,7 @@ server runs on the Python that runs this.
 from __future__ import annotations
 
 import argparse
-import os
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -76,35 +74,20 @@ def main() -> None:
     parser.add_argument("--flows", default="1000,10000,100000", help="cumulative checkpoints")
     parser.add_argument("--conns", type=int, default=8)
     args = parser.parse_args()
-    target, _, path = args.spec.partition("@")
-    port = memory.free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(memory.RIG / "servers"), str(memory.ROOT)]))
-    command = ["taskset", "-c", "0", sys.executable, "-m", "uvicorn", target, "--host", "127.0.0.1"]
-    server = subprocess.Popen(
-        [*command, "--port", str(port), "--log-level", "warning", "--no-access-log"],
-        cwd=memory.RIG / "servers",
-        env=env,
-    )
-    try:
-        if not memory.wait_port(port):
-            sys.exit(f"{args.spec} did not start")
-        url = f"http://127.0.0.1:{port}{path or '/mcp'}"
+    with memory.serving(sys.executable, args.spec) as (pid, url):
         before: dict[int, tuple[str, int, int]] | None = None
         done = 0
         for checkpoint in (int(n) for n in args.flows.split(",")):
-            memory.drive(server.pid, url, Path(args.script), checkpoint - done, args.conns)
+            memory.drive(pid, url, Path(args.script), checkpoint - done, args.conns)
             done = checkpoint
-            now = resident_pages(server.pid)
-            print(f"after {done:,} flows: RSS {memory.rss_kib(server.pid):,} KiB", flush=True)
+            now = resident_pages(pid)
+            print(f"after {done:,} flows: RSS {memory.rss_kib(pid):,} KiB", flush=True)
             if before is not None:
                 for address in sorted(now.keys() - before.keys()):
-                    print(f"  + {describe(server.pid, address, now[address])}")
+                    print(f"  + {describe(pid, address, now[address])}")
                 for address in sorted(before.keys() - now.keys()):
                     print(f"  - {address:x} in {before[address][0]}")
             before = now
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 if __name__ == "__main__":
