@@ -4,12 +4,18 @@ Every tool call is parsed once and answered once, and a flow's state is written 
 each round, so JSON is a visible share of the server's time. pydantic-core (installed with
 Pydantic) reads and writes JSON several times faster than the json module. It is used only where
 it gives the json module's answer; everywhere else the json module decides, so what the server
-accepts and writes is the same as with the json module alone:
+accepts and writes is the same as with the json module alone, less the values no reply could
+carry (below):
 
-Reading (``decode``, strict: NaN, Infinity and numbers beyond a double are refused):
-- pydantic-core refuses what the json module reads in its own way: a byte-order mark, UTF-16 or
-  UTF-32 text, lone surrogates, nesting past 200 levels. Each of these is read again by the json
-  module, which answers or raises as it always did (its messages, not pydantic-core's).
+Reading (``decode``, strict: NaN, Infinity and numbers beyond a double are refused, and so is
+what pydantic-core cannot hold: lone surrogates and nesting past about 200 levels):
+- Lone surrogates (``"\\ud800"``) are not Unicode text: no UTF-8 answer can carry them back, so a
+  message holding one would fail only when the reply (an error echoing its id, a question
+  quoting an argument) is written. Deep nesting would overflow the stack of whatever walks the
+  value next. Both are refused here, where the error is still a parse error.
+- pydantic-core also refuses what the json module reads in its own way: a byte-order mark,
+  UTF-16 or UTF-32 text. Such a text is read by the json module, and its value is then read
+  again by pydantic-core from an ASCII spelling, so that exactly the same values pass both ways.
 - pydantic-core reads a number too large for a double as infinity, where the strict reading
   refuses it. Such a number needs an exponent of three digits or a run of 200 digits, so a text
   holding either shape is read by the json module (``_may_overflow``). Base64 tokens hit the
@@ -87,9 +93,10 @@ def _may_overflow(raw: bytes) -> bool:
 
 
 def decode(raw: bytes | str) -> Any:
-    """Parse a JSON document, refusing NaN, Infinity and out-of-range numbers (ValueError)."""
+    """Parse a JSON document strictly (ValueError): no NaN, Infinity, out-of-range numbers, lone
+    surrogates or nesting past pydantic-core's limit."""
     if isinstance(raw, str) or _may_overflow(raw):
-        return _stdlib_decode(raw)
+        return _held_by_pydantic_core(_stdlib_decode(raw))
     return _decode_bytes(raw)
 
 
@@ -107,10 +114,31 @@ def _decode_bytes(raw: bytes) -> Any:
         # Keys only: caching every short value would keep one entry per flow's random ids.
         return pydantic_core.from_json(raw, allow_inf_nan=False, cache_strings="keys")
     except ValueError:
-        return _stdlib_decode(raw)  # the json module reads it or gives its own error
+        # The json module reads it or gives its own error; what it reads must still be a value
+        # pydantic-core can hold (it may have refused the text for a surrogate or its depth).
+        return _held_by_pydantic_core(_stdlib_decode(raw))
+
+
+_STDLIB_ASCII = json.JSONEncoder(separators=(",", ":"))  # escapes every non-ASCII character
+
+
+def _held_by_pydantic_core(value: Any) -> Any:
+    """``value``, if pydantic-core reads it back from its ASCII spelling; ValueError otherwise.
+
+    The ASCII spelling turns a lone surrogate into the escape pydantic-core refuses, and its
+    nesting is the value's own, so this applies the fast reading's limits to the slow one.
+    """
+    try:
+        pydantic_core.from_json(_STDLIB_ASCII.encode(value), allow_inf_nan=False)
+    except RecursionError:  # the json module's writer met the depth first
+        raise ValueError("JSON nested too deeply") from None
+    return value
 
 
 def _stdlib_decode(raw: bytes | str) -> Any:
     """The strict json-module reading; bytes in any encoding RFC 8259 detection allows."""
     text = raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "surrogatepass")
-    return _STDLIB_STRICT.decode(text)
+    try:
+        return _STDLIB_STRICT.decode(text)
+    except RecursionError:  # its reader is recursive: a deep text exhausts the stack, not the syntax
+        raise ValueError("JSON nested too deeply") from None

@@ -319,6 +319,49 @@ async def test_non_finite_numbers_are_a_parse_error_before_any_tool_runs(number:
     assert runs == [1.5]
 
 
+@pytest.mark.parametrize(
+    "where",
+    ["id", "method", "argument", "progress_token", "deep_params", "deep_argument"],
+)
+async def test_values_no_reply_could_carry_are_a_parse_error_before_any_tool_runs(where: str) -> None:
+    # A lone surrogate cannot be written back as UTF-8 (the error echoing the id, the result
+    # quoting the argument, the SSE stream a progress token opens), and deep nesting exhausts
+    # the stack of whatever walks it next: refused as unreadable, never a 500 or a cut stream.
+    app, mcp = make_server()
+    runs: list[str] = []
+
+    @mcp.tool()
+    @app.post("/shout")
+    async def shout(text: str, extra: dict[str, Any] | None = None) -> str:
+        runs.append(text)
+        return text.upper()
+
+    params: dict[str, Any] = {"name": "shout", "arguments": {"text": "hi"}, "_meta": make_meta()}
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    lone = "\ud800"
+    if where == "id":
+        message["id"] = lone
+    elif where == "method":
+        message["method"] = lone
+    elif where == "argument":
+        params["arguments"]["text"] = lone
+    elif where == "progress_token":
+        params["_meta"]["progressToken"] = lone
+    elif where == "deep_params":
+        params["deep"] = "DEEP"
+    else:
+        params["arguments"]["extra"] = {"x": "DEEP"}
+    levels = 990 if where == "deep_params" else 250
+    # ensure_ascii: the surrogate travels as the escape \ud800; the nesting is spliced in as text.
+    body = json.dumps(message).replace('"DEEP"', "[" * levels + "]" * levels)
+    async with connect(app) as client:
+        response = await client.post_raw(body, make_headers("tools/call", "shout"))
+        fine = await client.call("shout", {"text": "ok"})
+    rpc_error(response, 400, PARSE_ERROR, None)
+    assert fine["structuredContent"] == {"result": "OK"}
+    assert runs == ["ok"]
+
+
 async def test_batch_is_refused(bookshop: BookshopFactory) -> None:
     one = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": make_meta()}}
     async with connect(bookshop()) as client:
