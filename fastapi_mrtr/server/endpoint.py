@@ -196,11 +196,36 @@ class RpcEndpoint:
         if not isinstance(params, dict):
             raise _Reject(400, INVALID_REQUEST, "Invalid request: params must be an object", request_id=request_id)
         if "id" not in message:
-            return None  # notifications need no answer and change nothing on a stateless server
+            # Notifications need no answer and change nothing on a stateless server, but the
+            # transport's headers are required on every POST, so a bad one is still refused.
+            self._check_notification_headers(method, headers)
+            return None
         if request_id is None:
             raise _Reject(400, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
         meta = self._check_meta(params, method, headers, request_id)
         return RpcRequest(request_id, method, params, meta, scope, headers, receive)
+
+    def _check_notification_headers(self, method: str, headers: dict[str, str]) -> None:
+        """Refuse (id-less) a notification whose MCP-Protocol-Version is missing or unsupported,
+        or whose Mcp-Method, when sent, names another method."""
+        version = headers.get("mcp-protocol-version")
+        if version is None:
+            raise _Reject(400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
+        if version.strip() not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise _Reject(
+                400,
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version},
+            )
+        header_method = headers.get("mcp-method")
+        if header_method is not None and header_method.strip() != method:
+            raise _Reject(
+                400,
+                HEADER_MISMATCH,
+                "Header mismatch: Mcp-Method must equal the notification's method",
+                {"header": header_method, "method": method},
+            )
 
     def _check_meta(
         self, params: JSONObject, method: str, headers: dict[str, str], request_id: RequestId

@@ -430,13 +430,32 @@ async def test_posted_response_is_refused(bookshop: BookshopFactory) -> None:
 
 async def test_notification_is_accepted_with_202(bookshop: BookshopFactory) -> None:
     body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    version_only = {"content-type": "application/json", "mcp-protocol-version": PROTOCOL}
     async with connect(bookshop()) as client:
         response = await client.post_raw(json.dumps(body), make_headers("notifications/cancelled"))
-        bare = await client.post_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        bare = await client.post_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/x"}), version_only)
     assert response.status_code == 202
     assert response.content == b""
-    assert bare.status_code == 202
+    assert bare.status_code == 202  # Mcp-Method is checked when sent; the version header is required
     assert bare.content == b""
+
+
+@pytest.mark.parametrize(
+    ("headers", "code"),
+    [
+        ({}, HEADER_MISMATCH),
+        ({"mcp-protocol-version": "1900-01-01"}, UNSUPPORTED_VERSION),
+        ({"mcp-protocol-version": PROTOCOL, "mcp-method": "tools/call"}, HEADER_MISMATCH),
+    ],
+)
+async def test_notification_with_bad_transport_headers_is_refused(
+    bookshop: BookshopFactory, headers: dict[str, str], code: int
+) -> None:
+    # Every POST carries MCP-Protocol-Version; a notification is no exception (spec-notes §3.3).
+    body = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    async with connect(bookshop()) as client:
+        response = await client.post_raw(body, {"content-type": "application/json", **headers})
+    rpc_error(response, 400, code, None)
 
 
 # --- HTTP rules -------------------------------------------------------------------------------------
