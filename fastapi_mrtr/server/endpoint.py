@@ -129,6 +129,10 @@ class RpcEndpoint:
             return
         if scope["type"] != "http":
             return
+        if _path_below_endpoint(scope) not in ("", "/"):
+            # A mount hands over every path below it; only the endpoint's own path is MCP.
+            await send_json(send, 404, b'{"detail":"Not Found"}')
+            return
         headers = header_map(scope)
         try:
             rpc = await self._accept(scope, receive, headers)
@@ -372,6 +376,19 @@ def _valid_id(value: Any) -> bool:
 async def _wait_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+def _path_below_endpoint(scope: Scope) -> str:
+    """The request path past the endpoint's own, as a mount leaves it ("" or "/" for the endpoint).
+
+    Only a path that starts with the root path tells where the endpoint sits (Starlette routes
+    the same way); in any other layout the endpoint cannot tell and serves the request.
+    """
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if root_path and path.startswith(root_path) and path[len(root_path) : len(root_path) + 1] in ("", "/"):
+        return path[len(root_path) :]
+    return ""
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

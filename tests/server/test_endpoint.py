@@ -623,6 +623,14 @@ async def test_both_paths_are_served(bookshop: BookshopFactory, path: str) -> No
     assert response.json()["result"]["tools"]
 
 
+@pytest.mark.parametrize("path", ["/mcp/x", "/mcp//", "/mcp/tools/call"])
+async def test_paths_below_the_endpoint_are_not_found(bookshop: BookshopFactory, path: str) -> None:
+    async with connect(bookshop(), path=path) as client:
+        response = await client.post("tools/list")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not Found"}
+
+
 async def test_session_id_is_never_minted(bookshop: BookshopFactory) -> None:
     async with connect(bookshop()) as client:
         response = await client.post("tools/list", headers={"mcp-session-id": "abc"})
