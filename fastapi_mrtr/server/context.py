@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast, get_origin, overload
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..mrtr import (
     ELICITATION_CREATE,
@@ -37,6 +38,7 @@ from ..mrtr import (
 from ..protocol import JSONObject, TextContent, dump
 from .call import SCOPE_KEY, CallRecord, MissingCapabilitySignal, SuspendSignal
 from .elicitation_schema import requested_schema_for, requested_schema_json
+from .flow import ServerError
 from .replay import Ask, canonical_json, digest_of_canonical, question_digest
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -119,11 +121,23 @@ class ToolContext:
         """Manual mode: this round's answers, for keys the previous round asked."""
         return self._record.ledger.this_round
 
-    def supports(self, capability: Literal["elicitation", "elicitation.url", "sampling", "roots"]) -> bool:
-        """Whether this request's ``_meta`` declares the client capability."""
+    def supports(
+        self, capability: Literal["elicitation", "elicitation.form", "elicitation.url", "sampling", "roots"]
+    ) -> bool:
+        """Whether this request's ``_meta`` declares the client capability.
+
+        ``"elicitation"`` is form mode, as is ``"elicitation.form"``: a bare ``"elicitation": {}``
+        declares forms only, and a client that names its modes gets forms only if it names
+        ``form`` (``{"url": {}}`` alone is URL mode only). ``"elicitation.url"`` is URL mode.
+        """
         caps = self._record.client_capabilities
-        if capability == "elicitation.url":
-            return isinstance(caps.get("elicitation"), dict) and "url" in caps["elicitation"]
+        if capability in ("elicitation", "elicitation.form", "elicitation.url"):
+            modes = caps.get("elicitation")
+            if not isinstance(modes, dict):
+                return False
+            if capability == "elicitation.url":
+                return "url" in modes
+            return "form" in modes or "url" not in modes
         return isinstance(caps.get(capability), dict)
 
     # --- asking ---------------------------------------------------------------------------------
@@ -277,7 +291,10 @@ class ToolContext:
         }
         seal = record.extras.get("seal")
         if seal is not None:  # a plain REST call: the 428 answer carries the state itself
-            body["requestState"] = seal()
+            try:
+                body["requestState"] = seal()
+            except ServerError as exc:  # e.g. answers too large to seal: the same answer as for an auto ask
+                return JSONResponse({"detail": exc.to_error()}, status_code=exc.http_status)
         return JSONResponse(body, status_code=428)
 
     # --- internals --------------------------------------------------------------------------------
@@ -323,14 +340,17 @@ class ToolContext:
         shorthand = schema is not None and _is_shorthand(schema)
         url_mode = wire.get("mode") == "url"
         self._require(
-            {"elicitation": {"url": {}} if url_mode else {}},
+            _elicitation_needed(url_mode, self.client_capabilities),
             self.supports("elicitation.url" if url_mode else "elicitation"),
         )
+        # The fields the form asked for (names as sent): the only content keys an answer keeps.
+        properties: JSONObject = (wire.get("requestedSchema") or {}).get("properties") or {}
         for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
             key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key, digest)
-            result = _parse_elicit_answer(answer, schema, shorthand, url_mode)
-            if result is not None:
-                self._record.ledger.use(key_used, q, answer)
+            parsed = _parse_elicit_answer(answer, properties, schema, shorthand, url_mode)
+            if parsed is not None:
+                recorded, result = parsed
+                self._record.ledger.use(key_used, q, recorded)
                 return result
             self._invalid(key_used, "not a valid elicitation result for this schema")
             key = key_used
@@ -356,13 +376,13 @@ class ToolContext:
     async def _typed_ask(self, method: str, params: JSONObject, key: str | None, model: type[Any]) -> Any:
         for _ in range(2):
             key_used, q, answer = await self._ask(method, params, key)
-            try:
-                result = model.model_validate(answer)
-            except ValidationError:
+            parsed = _parse_typed_answer(answer, model)
+            if parsed is None:
                 self._invalid(key_used, f"not a valid {method} result")
                 key = key_used
                 continue
-            self._record.ledger.use(key_used, q, answer)
+            recorded, result = parsed
+            self._record.ledger.use(key_used, q, recorded)
             return result
         raise AssertionError("unreachable: the second ask suspends")  # pragma: no cover
 
@@ -421,36 +441,95 @@ def _elicit_wire(message: str | ElicitRequestParams, schema: Any) -> JSONObject:
 _AnyElicitResult = ElicitResult[Any]  # parametrised once: pydantic would otherwise rebuild it on some calls
 
 
-def _parse_elicit_answer(answer: Any, schema: Any, shorthand: bool, url_mode: bool) -> ElicitResult[Any] | None:
+def _elicitation_needed(url_mode: bool, caps: JSONObject) -> JSONObject:
+    """The ``requiredCapabilities`` of an elicitation the client cannot take."""
+    if url_mode:
+        return {"elicitation": {"url": {}}}
+    # A client without elicitation needs only ``{}`` (which means form); one that declared other
+    # modes (URL only) must add ``form``.
+    return {"elicitation": {"form": {}}} if isinstance(caps.get("elicitation"), dict) else {"elicitation": {}}
+
+
+def _parse_elicit_answer(
+    answer: Any, properties: JSONObject, schema: Any, shorthand: bool, url_mode: bool
+) -> tuple[JSONObject, ElicitResult[Any]] | None:
+    """(what to record, what the handler gets) for a valid answer; None for an invalid one.
+
+    Only what the answer means is recorded (the action and, on a form's accept, the content's
+    fields the form asked for): unknown keys are ignored (spec-notes 1.6), so a client cannot
+    grow the sealed state with them, and a replay validates exactly what was recorded.
+    """
     if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
         return None
     action = answer["action"]
-    if action != "accept" or url_mode or schema is None:
-        content = answer.get("content") if action == "accept" and schema is None else None
-        return _AnyElicitResult(action=action, content=content)
+    if action != "accept" or url_mode:  # content comes only with a form's accept
+        return {"action": action}, _AnyElicitResult(action=action)
     content = answer.get("content")
+    if content is None and schema is None:  # a hand-built form with no typed answer to check
+        return {"action": "accept"}, _AnyElicitResult(action="accept")
     if not isinstance(content, dict):
         return None
+    content = {name: value for name, value in content.items() if name in properties}
+    recorded: JSONObject = {"action": "accept", "content": content}
+    if schema is None:
+        return recorded, _AnyElicitResult(action="accept", content=content)
     try:
-        value = _validator(schema)(content.get("value") if shorthand else content)
-    except ValidationError:
+        value = _validator(schema)(to_json(content["value"] if shorthand else content))
+    except (KeyError, ValidationError, PydanticSerializationError):
         return None
-    return _AnyElicitResult(action="accept", content=value)
+    return recorded, _AnyElicitResult(action="accept", content=value)
 
 
-def _validator(schema: Any) -> Callable[[Any], Any]:
-    """Validates an answer's content against ``schema``; built once per schema (see _adapter)."""
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema.model_validate
+def _parse_typed_answer(answer: Any, model: type[BaseModel]) -> tuple[JSONObject, Any] | None:
+    """(what to record, the result) for a valid sampling or roots answer; None for an invalid one."""
     try:
-        return _adapter(schema).validate_python
+        result = model.model_validate_json(to_json(answer), strict=True)
+    except (ValidationError, PydanticSerializationError):
+        return None
+    recorded = _declared_fields(result)
+    if recorded != answer:
+        # This round's answer had unknown keys (wire models keep them): hand the handler what
+        # the replays will see. A recorded answer comes back equal, so replays validate once.
+        result = model.model_validate_json(to_json(recorded), strict=True)
+    return recorded, result
+
+
+def _declared_fields(value: Any) -> Any:
+    """A validated wire model as JSON, without the unknown keys it keeps (nor None fields)."""
+    if isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        return {
+            field.serialization_alias or field.alias or name: _declared_fields(item)
+            for name, field in fields.items()
+            if (item := getattr(value, name)) is not None
+        }
+    if isinstance(value, list):
+        return [_declared_fields(item) for item in value]
+    return value
+
+
+def _validator(schema: Any) -> Callable[[str | bytes], Any]:
+    """Validates an answer's content, as JSON text, against ``schema``; built once per schema.
+
+    The answer is JSON, so it is read with JSON semantics, strictly: a string is neither a boolean
+    nor a number ("yes" is no ``True``), yet an ISO string is a date and an integer a float, as in
+    JSON Schema. (Strict Python-mode validation would refuse the date string.)
+    """
+    try:
+        return _cached_validator(schema)
     except TypeError:  # an unhashable schema: no cache
-        return TypeAdapter(schema).validate_python
+        return _build_validator(schema)
 
 
 @functools.lru_cache(maxsize=256)
-def _adapter(schema: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(schema)
+def _cached_validator(schema: Any) -> Callable[[str | bytes], Any]:
+    return _build_validator(schema)
+
+
+def _build_validator(schema: Any) -> Callable[[str | bytes], Any]:
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return functools.partial(schema.model_validate_json, strict=True)
+    return functools.partial(TypeAdapter(schema).validate_json, strict=True)
 
 
 # --- how ctx reaches a handler ----------------------------------------------------------------

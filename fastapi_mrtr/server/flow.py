@@ -160,26 +160,51 @@ class FlowSealer:
         else:
             deadline = int(now + config.flow_timeout) if config.flow_timeout > 0 else None
         data = record.ledger.next_state(record.manual_state)
-        try:
+        limit = self.options.request_state_max_bytes
+
+        def mint(payload: JSONObject) -> str:
             return mint_request_state(
-                data,
+                payload,
                 keys=self.keys,
                 binding=binding,
                 ttl=self.round_ttl,
                 round=next_round,
                 flow_id=record.flow_id,
                 flow_deadline=deadline,
-                max_bytes=self.options.request_state_max_bytes,
+                max_bytes=limit,
                 now=now,
             )
+
+        try:
+            return mint(data)
         except RequestStateTooLarge:
-            logger.error("requestState for %r exceeds %d bytes", binding.target, self.options.request_state_max_bytes)
+            pass
+        # The recorded answers ("ans") are the client's words; the rest is the server's. If the
+        # state fits without them, the answers made it too large: the client's error, and its
+        # previous state still works with shorter answers. Only this failing round pays the retry.
+        if "ans" in data and _fits(mint, {k: v for k, v in data.items() if k != "ans"}):
+            logger.info("answers for %r too large to seal in %d bytes; refused", binding.target, limit)
             raise ServerError(
-                INTERNAL_ERROR,
-                "The state of this flow grew too large to send; keep ctx.once results small",
-                {"reason": "request_state_too_large"},
-                http_status=500,
-            ) from None
+                INVALID_PARAMS,
+                f"The answers in inputResponses are too large to carry in requestState ({limit} bytes); "
+                "send shorter answers",
+                {"reason": "input_responses_too_large"},
+            )
+        logger.error("requestState for %r exceeds %d bytes", binding.target, limit)
+        raise ServerError(
+            INTERNAL_ERROR,
+            "The state of this flow grew too large to send; keep ctx.once results small",
+            {"reason": "request_state_too_large"},
+            http_status=500,
+        )
+
+
+def _fits(mint: Callable[[JSONObject], str], data: JSONObject) -> bool:
+    try:
+        mint(data)
+    except RequestStateTooLarge:
+        return False
+    return True
 
 
 def _usable_until(claims: StateClaims) -> int | None:
