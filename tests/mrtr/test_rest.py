@@ -85,11 +85,18 @@ async def test_rest_state_is_bound_to_the_path() -> None:
 
 
 async def test_rest_bad_headers_are_400() -> None:
-    app, _ = build()
+    app, effects = build()
     tampered = await post(app, "/items/a/delete", answer_headers("v1.garbage", {}))
     assert tampered.status_code == 400
     bad_json = await post(app, "/items/a/delete", {"MRTR-Input-Responses": "[1, 2"})
     assert bad_json.status_code == 400
+    # Nesting that would exhaust the stack, and a lone surrogate no reply could quote, are bad
+    # JSON too (they were a 500).
+    deep = await post(app, "/items/a/delete", {"MRTR-Input-Responses": "[" * 995 + "]" * 995})
+    assert deep.status_code == 400
+    lone = await post(app, "/items/a/delete", {"MRTR-Input-Responses": '{"k": "\\ud800"}'})
+    assert lone.status_code == 400
+    assert effects == []
 
 
 async def test_rest_manual_mode_carries_a_sealed_state() -> None:
