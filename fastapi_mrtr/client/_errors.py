@@ -13,15 +13,20 @@
     ├── InputRequiredTimeout (TimeoutError)
     │   ├── RoundTimeoutError                one round's handlers outlived round_timeout
     │   └── FlowTimeoutError                 the whole flow outlived max_total_timeout
-    ├── InvalidServerResponse                a reply that breaks the wire rules (not JSON-RPC,
-    │                                         wrong id, unknown resultType, bad result shape)
-    ├── HttpStatusError                      a non-2xx HTTP reply without a JSON-RPC error body
-    ├── StreamClosedError                    an SSE stream ended before the response
+    ├── InvalidServerResponse                a reply that breaks the wire rules (not JSON, not
+    │                                         JSON-RPC 2.0, wrong id, malformed error, unknown
+    │                                         resultType, bad result shape)
+    ├── HttpStatusError                      a non-2xx HTTP reply without a JSON-RPC error about
+    │                                         the request (whatever else its body holds)
+    ├── StreamClosedError                    an SSE stream ended (or its connection dropped)
+    │                                         before the response
     └── InvalidToolHeaders (ValueError)      a tool's x-mcp-header annotations break SEP-2243;
                                               list_tools drops it and call_tool refuses it
 
 Network failures are httpx's own exceptions (``httpx.ConnectError`` ...), left unwrapped so that
-code written against httpx keeps working.
+code written against httpx keeps working. The one exception is a connection that drops in the
+middle of an SSE stream (``httpx.RemoteProtocolError``): that is a stream ending early, so
+``StreamClosedError``.
 """
 
 from __future__ import annotations
@@ -87,7 +92,10 @@ class InvalidServerResponse(MrtrClientError):
 
 
 class HttpStatusError(MrtrClientError):
-    """A non-2xx HTTP reply that carries no JSON-RPC error (e.g. 401, 406, 502)."""
+    """A non-2xx HTTP reply that carries no JSON-RPC error (e.g. 401, 406, 502).
+
+    Even a body with a JSON-RPC ``result`` is one: a failed HTTP request has no result.
+    """
 
     def __init__(self, status_code: int, body: str) -> None:
         super().__init__(f"HTTP {status_code}: {body[:200]}" if body else f"HTTP {status_code}")

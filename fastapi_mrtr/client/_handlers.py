@@ -65,6 +65,34 @@ def _parse(model: type[BaseModel], method: str, params: JSONObject | None) -> An
         raise McpError(INVALID_PARAMS, f"invalid params for {method}: {exc.errors()[0]['msg']}") from exc
 
 
+def _elicitation_params(params: JSONObject | None) -> ElicitRequestParams:
+    """Parsed ``elicitation/create`` params, with what each mode needs (spec-notes 1.5).
+
+    The model leaves ``url`` and ``requestedSchema`` optional because it serves both modes;
+    a handler must still never see a URL request without a URL or a form without its schema.
+    """
+    parsed: ElicitRequestParams = _parse(ElicitRequestParams, ELICITATION_CREATE, params)
+    if parsed.mode == "url":
+        problem = None if parsed.url is not None else "url mode needs a url"
+    else:
+        problem = _form_schema_problem(parsed.requested_schema)
+    if problem is not None:
+        raise McpError(INVALID_PARAMS, f"invalid params for {ELICITATION_CREATE}: {problem}")
+    return parsed
+
+
+def _form_schema_problem(schema: JSONObject | None) -> str | None:
+    """What is wrong with a form's ``requestedSchema`` (``{type, properties, required?}``)."""
+    if schema is None:
+        return "form mode needs a requestedSchema"
+    if not isinstance(schema.get("properties", {}), dict):
+        return "requestedSchema.properties must be an object"
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return "requestedSchema.required must be a list of strings"
+    return None
+
+
 def bare_response(method: str, answer: Any) -> JSONObject:
     """The ``inputResponses`` value for a handler's answer (a model or a dict): a bare result."""
     try:
@@ -111,39 +139,44 @@ class InputHandlers:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: no handler for {method!r}")
         return handler
 
-    async def answer(self, request: InputRequest) -> JSONObject:
-        """Run the handler for one input request and return its bare result."""
+    def _prepare(self, request: InputRequest) -> Callable[[], Awaitable[Any]]:
+        """Check one request's method and params; return the call that runs its handler."""
         handler = self._handler_for(request.method)
         if request.method == ELICITATION_CREATE:
-            value = await _invoke(handler, _parse(ElicitRequestParams, request.method, request.params))
-        elif request.method == SAMPLING_CREATE_MESSAGE:
-            value = await _invoke(handler, _parse(CreateMessageRequestParams, request.method, request.params))
-        else:
-            value = await _invoke(handler)
+            elicit = _elicitation_params(request.params)
+            return lambda: _invoke(handler, elicit)
+        if request.method == SAMPLING_CREATE_MESSAGE:
+            sample = _parse(CreateMessageRequestParams, request.method, request.params)
+            return lambda: _invoke(handler, sample)
+        return lambda: _invoke(handler)
+
+    async def answer(self, request: InputRequest) -> JSONObject:
+        """Run the handler for one input request and return its bare result."""
+        value = await self._prepare(request)()
         return bare_response(request.method, value)
 
     async def answer_all(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
         """Answer every request of one round concurrently, keyed as the server keyed them.
 
-        Every method is checked before any handler runs, so a round nobody can fully answer
-        prompts nobody. The first failure cancels the other handlers and is re-raised as is.
+        Every method and every params object is checked before any handler runs, so a round
+        nobody can fully answer prompts nobody. The first failure cancels the other handlers
+        and is re-raised as is.
         """
-        for request in requests.values():
-            self._handler_for(request.method)
+        calls = {key: self._prepare(request) for key, request in requests.items()}
         answers: dict[str, JSONObject] = {}
         failures: list[BaseException] = []
 
         async with anyio.create_task_group() as group:
 
-            async def run(key: str, request: InputRequest) -> None:
+            async def run(key: str, method: str, call: Callable[[], Awaitable[Any]]) -> None:
                 try:
-                    answers[key] = await self.answer(request)
+                    answers[key] = bare_response(method, await call())
                 except Exception as exc:  # surfaced after the group, unwrapped
                     failures.append(exc)
                     group.cancel_scope.cancel()
 
             for key, request in requests.items():
-                group.start_soon(run, key, request)
+                group.start_soon(run, key, request.method, calls[key])
         if failures:
             raise failures[0]
         return answers

@@ -357,17 +357,22 @@ class MrtrClient:
             return None
 
         async def sink(message: JSONObject) -> None:
-            params = message.get("params")
-            is_ours = isinstance(params, dict) and token is not None and params.get("progressToken") == token
-            if message.get("method") == "notifications/progress" and is_ours and progress is not None:
+            # A server's malformed notification must not fail the request it rides on.
+            notification = _notification(message)
+            if notification is None:
+                logger.warning("dropping malformed notification %.200r", message)
+                return
+            params = notification.params
+            is_ours = params is not None and token is not None and params.get("progressToken") == token
+            if notification.method == "notifications/progress" and is_ours and progress is not None:
                 try:
-                    notification = ProgressNotification.model_validate(params)
+                    note = ProgressNotification.model_validate(params)
                 except ValidationError:
                     logger.warning("dropping malformed progress notification %r", params)
                     return
-                await call_back(progress, notification)
+                await call_back(progress, note)
             elif self._on_notification is not None:
-                await call_back(self._on_notification, JSONRPCNotification.model_validate(message))
+                await call_back(self._on_notification, notification)
 
         return sink
 
@@ -392,6 +397,18 @@ class MrtrClient:
             return False
         self._invalid_tools.pop(tool.name, None)
         return True
+
+
+def _notification(message: JSONObject) -> JSONRPCNotification | None:
+    """A streamed notification, or ``None`` for a malformed one (no ``"jsonrpc": "2.0"``, a
+    method that is no string, params that are no object). The model defaults ``jsonrpc``, so
+    its absence is checked here."""
+    if message.get("jsonrpc") != "2.0":
+        return None
+    try:
+        return JSONRPCNotification.model_validate(message)
+    except ValidationError:
+        return None
 
 
 def _cursor(cursor: str | None) -> JSONObject:
@@ -425,6 +442,10 @@ def parse_result(raw: JSONObject, model: type[R], method: str) -> R | InputRequi
         target = InputRequiredResult
     else:
         raise InvalidServerResponse(f"resultType {kind!r} is not valid for {method}", raw)
+    # The model defaults `content` for building results; on the wire a complete tools/call
+    # result must carry it (spec-notes 4.2), so its absence is a broken reply, not "no content".
+    if method == "tools/call" and target is model and "content" not in raw:
+        raise InvalidServerResponse("tools/call result without content", raw)
     try:
         parsed = target.model_validate(raw)
     except ValidationError as exc:

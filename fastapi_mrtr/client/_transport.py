@@ -27,8 +27,29 @@ SSE_MEDIA = "text/event-stream"
 
 
 def encode_message(message: JSONObject) -> bytes:
-    """Compact UTF-8 JSON. Strings (``requestState`` included) round-trip exactly."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Compact UTF-8 JSON. Strings (``requestState`` included) round-trip exactly.
+
+    A server may put a lone surrogate (JSON ``"\\ud800"``) in ``requestState`` or in an
+    ``inputRequests`` key, and both must be echoed exactly. UTF-8 cannot carry a lone surrogate,
+    so such a message goes out ASCII-escaped instead: the escape travels back as it came.
+    """
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def decode_json(data: str | bytes) -> Any:
+    """``json.loads`` for a reply; every way it fails becomes :class:`InvalidServerResponse`.
+
+    Nesting deeper than the recursion limit raises ``RecursionError``, which is no ``ValueError``.
+    """
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        raise InvalidServerResponse(f"reply is not JSON: {exc}", text) from exc
 
 
 def _media_type(response: httpx.Response) -> str:
@@ -93,33 +114,33 @@ class HttpRpc:
         if response.is_success and media == SSE_MEDIA:
             return await self._read_sse(response, request_id, on_notification)
         body = await response.aread()
-        if media == JSON_MEDIA and body:
-            try:
-                decoded = json.loads(body)
-            except ValueError:
-                decoded = None
-            if isinstance(decoded, dict) and (_is_jsonrpc_error(decoded) or response.is_success):
-                result = _interpret(decoded, request_id, response.status_code)
-                if result is None:
-                    raise InvalidServerResponse(f"no response to request {request_id!r}", decoded)
-                return result
         text = body.decode("utf-8", "replace")
         if not response.is_success:
+            # Only a JSON-RPC error about this request speaks for a failed HTTP reply. Anything
+            # else (a gateway's own error object, a `result`, a bare envelope) keeps the status.
+            error = _error_reply(body, request_id, response.status_code) if media == JSON_MEDIA else None
+            if error is not None:
+                raise error
             raise HttpStatusError(response.status_code, text)
-        raise InvalidServerResponse(
-            f"expected a JSON-RPC response ({JSON_MEDIA} or {SSE_MEDIA}), got HTTP "
-            f"{response.status_code} {media or 'without content type'}",
-            text,
-        )
+        if media != JSON_MEDIA or not body:
+            raise InvalidServerResponse(
+                f"expected a JSON-RPC response ({JSON_MEDIA} or {SSE_MEDIA}), got HTTP "
+                f"{response.status_code} {media or 'without content type'}",
+                text,
+            )
+        decoded = decode_json(body)
+        if not isinstance(decoded, dict):
+            raise InvalidServerResponse("not a JSON-RPC message", decoded)
+        result = _interpret(decoded, request_id, response.status_code)
+        if result is None:
+            raise InvalidServerResponse(f"no response to request {request_id!r}", decoded)
+        return result
 
     async def _read_sse(
         self, response: httpx.Response, request_id: RequestId, on_notification: NotificationSink | None
     ) -> JSONObject:
-        async for data in iter_sse_data(response.aiter_lines()):
-            try:
-                decoded = json.loads(data)
-            except ValueError as exc:
-                raise InvalidServerResponse("SSE event is not JSON", data) from exc
+        async for data in iter_sse_data(_stream_lines(response, request_id)):
+            decoded = decode_json(data)
             if not isinstance(decoded, dict):
                 raise InvalidServerResponse("SSE event is not a JSON-RPC message", decoded)
             if "method" in decoded:
@@ -129,6 +150,15 @@ class HttpRpc:
             if result is not None:
                 return result
         raise StreamClosedError(f"SSE stream ended before the response to request {request_id!r}")
+
+
+async def _stream_lines(response: httpx.Response, request_id: RequestId) -> AsyncIterator[str]:
+    """The stream's lines; a connection dropped mid-stream is a stream that ended early."""
+    try:
+        async for line in response.aiter_lines():
+            yield line
+    except httpx.RemoteProtocolError as exc:  # e.g. "incomplete chunked read"
+        raise StreamClosedError(f"SSE stream of request {request_id!r} broke off: {exc}") from exc
 
 
 def _apply_headers(request: httpx.Request, headers: Mapping[str, str]) -> None:
@@ -149,26 +179,52 @@ async def _route_incoming(message: JSONObject, on_notification: NotificationSink
         await on_notification(message)
 
 
-def _is_jsonrpc_error(message: JSONObject) -> bool:
-    """A JSON-RPC error, not some other JSON error body (an OAuth 403 also has an ``error`` key)."""
-    return message.get("jsonrpc") == "2.0" or isinstance(message.get("error"), dict)
+def _same_id(received: Any, sent: RequestId) -> bool:
+    """Type-exact id match: JSON ``true`` is not id 1 (``True == 1`` in Python), nor is ``1.0``."""
+    return type(received) is type(sent) and received == sent
+
+
+def _valid_error(error: Any) -> bool:
+    """A JSON-RPC error object: an integer code (a JSON boolean is none) and a string message."""
+    return isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)
+
+
+def _server_error(message: JSONObject, http_status: int) -> McpServerError:
+    error = message["error"]
+    return McpServerError(
+        error["code"], error["message"], error.get("data"), http_status=http_status, request_id=message.get("id")
+    )
+
+
+def _error_reply(body: bytes, request_id: RequestId, http_status: int) -> McpServerError | None:
+    """The JSON-RPC error about our request in a non-2xx body, or ``None`` if it holds none."""
+    try:
+        message = decode_json(body)
+    except InvalidServerResponse:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "result" in message:
+        return None
+    if not _valid_error(message.get("error")):
+        return None
+    if message.get("id") is not None and not _same_id(message.get("id"), request_id):
+        return None
+    return _server_error(message, http_status)
 
 
 def _interpret(message: JSONObject, request_id: RequestId, http_status: int) -> JSONObject | None:
     """The result of our response, an exception for an error, ``None`` for someone else's reply."""
+    if message.get("jsonrpc") != "2.0":
+        raise InvalidServerResponse("not a JSON-RPC 2.0 message", message)
     if "method" in message:
         return None
     if "error" in message:
-        error = message["error"]
-        code = error.get("code") if isinstance(error, dict) else None
-        text = error.get("message") if isinstance(error, dict) else None
-        if not isinstance(code, int) or not isinstance(text, str):
+        if not _valid_error(message["error"]):
             raise InvalidServerResponse("malformed JSON-RPC error", message)
-        if message.get("id") not in (request_id, None):  # an id-less error is about our request
-            return None
-        raise McpServerError(code, text, error.get("data"), http_status=http_status, request_id=message.get("id"))
+        if message.get("id") is not None and not _same_id(message.get("id"), request_id):
+            return None  # someone else's error; an id-less one is about our request
+        raise _server_error(message, http_status)
     if "result" in message:
-        if message.get("id") != request_id:
+        if not _same_id(message.get("id"), request_id):
             return None
         result: Any = message["result"]
         if not isinstance(result, dict):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -18,6 +20,7 @@ for path in (ROOT, HERE):  # the package from this checkout, and sdk_server next
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+import hostile_server  # noqa: E402
 import sdk_server  # noqa: E402
 from client_helpers import Wire  # noqa: E402
 
@@ -39,12 +42,12 @@ def _free_socket() -> socket.socket:
     return sock
 
 
-@pytest.fixture(scope="session")
-def sdk_url() -> Iterator[str]:
-    """The SDK peer served by real uvicorn on 127.0.0.1 (a free port) in a background thread."""
+@contextlib.contextmanager
+def _serve(app: Any, log_level: str = "warning") -> Iterator[str]:
+    """``app`` served by real uvicorn on 127.0.0.1 (a free port) in a background thread."""
     sock = _free_socket()
     port = sock.getsockname()[1]
-    config = uvicorn.Config(sdk_server.build_app(), log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -54,8 +57,23 @@ def sdk_url() -> Iterator[str]:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=20)
         sock.close()
+
+
+@pytest.fixture(scope="session")
+def sdk_url() -> Iterator[str]:
+    """The SDK peer on real uvicorn."""
+    with _serve(sdk_server.build_app()) as base:
+        yield f"{base}/mcp"
+
+
+@pytest.fixture(scope="session")
+def hostile_url() -> Iterator[str]:
+    """The hostile peer (``hostile_server.py``) on real uvicorn; append ``/<scenario>``."""
+    # "critical": uvicorn logs an error for each stream the peer cuts on purpose.
+    with _serve(hostile_server.app, log_level="critical") as base:
+        yield base
