@@ -92,13 +92,24 @@ def _argument_hint(key: str, prop: Any, required: bool) -> str:
     return f"{key}=<{kind}>" + ("" if required else "?")
 
 
+def _schema_fields(tool: Tool) -> tuple[dict[str, Any], set[str]]:
+    """A tool's argument properties and required names. Raises ``ValueError`` for a schema whose
+    ``properties`` is no object or whose ``required`` is no list of names: the server's fault."""
+    props = tool.input_schema.get("properties") or {}
+    required = tool.input_schema.get("required") or []
+    if not isinstance(props, dict):
+        raise ValueError(f"tool {tool.name!r} has a malformed inputSchema: properties is not an object")
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        raise ValueError(f"tool {tool.name!r} has a malformed inputSchema: required is not a list of names")
+    return props, set(required)
+
+
 def render_tools(tools: Sequence[Tool]) -> str:
     if not tools:
         return "(no tools)"
     lines = []
     for tool in tools:
-        props = tool.input_schema.get("properties") or {}
-        required = set(tool.input_schema.get("required") or [])
+        props, required = _schema_fields(tool)
         args = " ".join(_argument_hint(k, v, k in required) for k, v in props.items())
         lines.append(f"{tool.name} {args}".rstrip())
         if tool.description:
@@ -176,7 +187,8 @@ def main(
 ) -> int:
     """Entry point; returns the exit status."""
     inp, out, err = inp or sys.stdin, out or sys.stdout, err or sys.stderr
-    args = build_parser().parse_args(argv)
+    # Intermixed: key=value pairs may also follow options (`TOOL --json '{...}' k=v`).
+    args = build_parser().parse_intermixed_args(argv)
     try:
         return anyio.run(run, args, inp, out, err)
     except ValueError as exc:

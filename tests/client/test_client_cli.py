@@ -199,3 +199,25 @@ def test_cli_reports_failures_with_exit_2() -> None:
     done = run_cli("http://127.0.0.1:9/mcp")
     assert done.returncode == 2
     assert done.stderr.startswith("error:")
+
+
+@pytest.mark.parametrize("scenario", ["tool-properties-list", "tool-required-int"])
+def test_cli_malformed_tool_schema_is_an_error_not_a_traceback(hostile_url: str, scenario: str) -> None:
+    done = run_cli(f"{hostile_url}/{scenario}")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: tool 't' has a malformed inputSchema")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("scenario", ["form-properties-list", "form-required-int"])
+def test_cli_malformed_requested_schema_is_an_error_not_a_traceback(hostile_url: str, scenario: str) -> None:
+    done = run_cli(f"{hostile_url}/{scenario}", "t", stdin="a\n")
+    assert done.returncode == 2, done.stderr
+    assert "error -32602: invalid params for elicitation/create: requestedSchema" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_key_value_pairs_may_follow_options_and_override_json(sdk_url: str) -> None:
+    done = run_cli(sdk_url, "confirm", "--json", '{"item": "draft.txt"}', "item=report.txt", stdin="accept\nyes\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done report.txt (state step1)\n"
