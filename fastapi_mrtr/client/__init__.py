@@ -22,7 +22,7 @@ from ..mrtr import (
     ListRootsResult,
     Root,
 )
-from ..protocol import McpError
+from ..protocol import Implementation, McpError  # Implementation: for ClientOptions(client_info=...)
 from ._errors import (
     FlowTimeoutError,
     HttpStatusError,
@@ -50,6 +50,7 @@ __all__ = [
     "ElicitationHandler",
     "FlowTimeoutError",
     "HttpStatusError",
+    "Implementation",
     "InputRequiredConfig",
     "InputRequiredResult",
     "InputRequiredRoundsExceeded",
