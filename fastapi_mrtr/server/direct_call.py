@@ -48,7 +48,7 @@ from starlette.types import Message, Scope
 
 from .call import CallRecord, find_signal
 from .context import ToolContext, get_context
-from .invoke import CapturedResponse, body_value, query_pairs, query_text
+from .invoke import CapturedResponse, argument_errors, body_value, query_pairs, query_text
 from .tools import CallPlan
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
@@ -171,9 +171,12 @@ class DirectCall:
         dependant = self.route.dependant
         values: dict[str, Any] = {}
         if dependant.path_params:
-            if any(arguments.get(name) is None for name in self.plan.path_params):
-                return None  # the route answers FastAPI's 422 for a missing argument
-            path = {name: str(arguments[name]) for name in self.plan.path_params}
+            path: dict[str, str] = {}
+            for name in self.plan.path_params:
+                value = arguments.get(name)
+                if value is None or isinstance(value, (list, dict)):
+                    return None  # the route answers FastAPI's 422 for a missing or unsendable argument
+                path[name] = str(value)
             if any(not value or "/" in value for value in path.values()):
                 return None  # no URL of the route has this: the route answers (the router's 404)
             found = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
@@ -185,6 +188,8 @@ class DirectCall:
         if dependant.query_params:
             found = _scalar_values(self.scalar_query, arguments, query_text) if self.scalar_query else None
             if found is None:
+                if argument_errors(self.plan, arguments):
+                    return None  # a value no query string carries: the route answers its 422
                 query = QueryParams(query_pairs(self.plan, arguments))
                 found, errors = request_params_to_args(dependant.query_params, query)
                 if errors:

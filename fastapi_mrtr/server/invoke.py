@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from fastapi.encoders import jsonable_encoder
 from starlette.types import ASGIApp, Message, Scope
 
 from .call import SCOPE_KEY, CallRecord, find_signal
-from .tools import CallPlan
+from .tools import ArgumentKind, CallPlan
 
 
 @dataclass
@@ -63,6 +64,38 @@ def query_pairs(plan: CallPlan, arguments: Mapping[str, Any]) -> list[tuple[str,
     return pairs
 
 
+def argument_errors(plan: CallPlan, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The 422 errors of the arguments no request of the route can carry, in FastAPI's form.
+
+    A missing path argument leaves no URL to build. A list or object for a single-valued path,
+    query or form parameter, or an object or a list holding lists or objects for a list
+    parameter, has no URL or form text that means it: sent, it would reach the route as some
+    other value (the last of a list, the JSON text of an object). Both are refused as FastAPI
+    refuses a missing or invalid value, before anything runs.
+    """
+    errors: list[dict[str, Any]] = []
+    for kind in plan.kinds:
+        value = arguments.get(kind.name)
+        if value is None:
+            if kind.loc == "path":
+                errors.append({"type": "missing", "loc": ["path", kind.name], "msg": "Field required", "input": None})
+        elif isinstance(value, (list, dict)) and kind.refuses(value):
+            errors.extend(_kind_errors(kind, value))
+    return errors
+
+
+def _kind_errors(kind: ArgumentKind, value: list[Any] | dict[str, Any]) -> list[dict[str, Any]]:
+    """What the parameter's own field says of ``value`` (its list's single values as URL text)."""
+    if isinstance(value, list) and kind.many:
+        value = [item if isinstance(item, (list, dict)) else query_text(item) for item in value]
+    _, errors = kind.model_field.validate(value, {}, loc=(kind.loc, kind.name))
+    if errors:
+        return list(jsonable_encoder(errors))  # as FastAPI's 422 answer shows them
+    # The field takes any value (``Any``), yet the URL can only carry a single one of them.
+    wanted = "a list of single values" if kind.many else "a single value, not a list or an object"
+    return [{"type": "value_error", "loc": [kind.loc, kind.name], "msg": f"Input should be {wanted}", "input": value}]
+
+
 def body_value(plan: CallPlan, arguments: Mapping[str, Any]) -> Any:
     """The request body for the route, as the JSON value it encodes (the route's form fields too)."""
     if plan.body_mode == "value":
@@ -85,7 +118,9 @@ def _body(plan: CallPlan, arguments: Mapping[str, Any]) -> bytes:
         return b""
     value = body_value(plan, arguments)
     if plan.form_body and isinstance(value, dict):
-        return urlencode({k: query_text(v) for k, v in value.items()}, doseq=True).encode()
+        fields = [(k, v) for k, v in value.items() if v is not None]  # as a query string: None is left out
+        pairs = [(k, query_text(item)) for k, v in fields for item in (v if isinstance(v, list) else [v])]
+        return urlencode(pairs).encode()
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -135,9 +170,9 @@ async def call_route(
     ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
     ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
     """
-    missing = [name for name in plan.path_params if arguments.get(name) is None]
-    if missing:  # no URL can be built: answer as FastAPI does for a missing argument, not a 404
-        return _missing_arguments(missing)
+    errors = argument_errors(plan, arguments)
+    if errors:  # no request of the route carries these: answer as FastAPI does, not a 404
+        return _invalid_arguments(errors)
     scope, body = route_scope(app, outer_scope, plan, arguments, forwarded, record)
     captured = CapturedResponse()
     sent_body = False
@@ -159,9 +194,8 @@ async def call_route(
     return captured
 
 
-def _missing_arguments(names: list[str]) -> CapturedResponse:
-    detail = [{"type": "missing", "loc": ["path", name], "msg": "Field required", "input": None} for name in names]
-    body = json.dumps({"detail": detail}, separators=(",", ":")).encode()
+def _invalid_arguments(errors: list[dict[str, Any]]) -> CapturedResponse:
+    body = json.dumps({"detail": errors}, separators=(",", ":"), ensure_ascii=False).encode()
     return CapturedResponse(status=422, headers=[(b"content-type", b"application/json")], body=bytearray(body))
 
 

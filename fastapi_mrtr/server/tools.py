@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from fastapi import params as fastapi_params
+from fastapi._compat import field_annotation_is_sequence
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, Json, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from ..protocol import CallToolResult, JSONObject, ToolAnnotations, dump
@@ -40,6 +41,26 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class ArgumentKind:
+    """The JSON kinds an argument carried in the URL or a form may take: what a URL string can hold.
+
+    A single-valued parameter takes a string, number or boolean (sent as its URL text); a list
+    parameter takes a list of those, or one of them. Any other value would reach the route
+    stringified, so it is refused as a validation error instead (see ``invoke.argument_errors``).
+    """
+
+    name: str
+    loc: Literal["path", "query", "body"]
+    many: bool  # a list parameter
+    model_field: Any = field(compare=False)  # FastAPI's field, which words the refusal
+
+    def refuses(self, value: list[Any] | dict[str, Any]) -> bool:
+        if isinstance(value, dict) or not self.many:
+            return True
+        return any(isinstance(item, (list, dict)) for item in value)
+
+
+@dataclass(frozen=True)
 class CallPlan:
     """How tool arguments become an HTTP request to the route."""
 
@@ -50,6 +71,8 @@ class CallPlan:
     body_mode: BodyMode
     body_params: tuple[str, ...]
     form_body: bool = False
+    # The path, query and form arguments, in that order, with the JSON kinds each may take.
+    kinds: tuple[ArgumentKind, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,17 +216,23 @@ def _flat_body_model(body: list[Any]) -> type[BaseModel] | None:
 
 def _call_plan(tool: str, route: APIRoute, method: str) -> tuple[CallPlan, list[str]]:
     path, query, body = _collect_params(route)
+    form = bool(body) and isinstance(body[0].field_info, fastapi_params.Form)
     flat = _flat_body_model(body)
     if flat is not None:
         body_names = [info.alias or name for name, info in flat.model_fields.items()]
         mode: BodyMode = "fields"
-    elif len(body) == 1 and not getattr(body[0].field_info, "embed", False):
+    elif len(body) == 1 and not getattr(body[0].field_info, "embed", False) and not form:
+        # A lone Form() field stays a named form field, as FastAPI reads it (it embeds it).
         body_names, mode = [body[0].alias], "value"
     else:
         body_names, mode = [f.alias for f in body], ("embedded" if body else "none")
     names = [f.alias for f in path] + [f.alias for f in query] + body_names
     _refuse_collisions(tool, names)
-    form = bool(body) and isinstance(body[0].field_info, fastapi_params.Form)
+    kinds = [ArgumentKind(f.alias, "path", False, f) for f in path]
+    kinds += [_kind(f, "query") for f in query if not _is_json(f)]
+    if form:
+        form_fields = _model_fields(flat) if flat is not None else body
+        kinds += [_kind(f, "body") for f in form_fields if not _is_json(f)]
     plan = CallPlan(
         method=method,
         path_format=route.path_format,
@@ -212,8 +241,26 @@ def _call_plan(tool: str, route: APIRoute, method: str) -> tuple[CallPlan, list[
         body_mode=mode,
         body_params=tuple(body_names),
         form_body=form,
+        kinds=tuple(kinds),
     )
     return plan, names
+
+
+def _kind(f: Any, loc: Literal["query", "body"]) -> ArgumentKind:
+    """A query or form field's kind: a list one when FastAPI reads all its values (``getlist``)."""
+    return ArgumentKind(f.alias, loc, field_annotation_is_sequence(f.field_info.annotation), f)
+
+
+def _is_json(f: Any) -> bool:
+    """A ``Json[...]`` field: its value is JSON text, which a list or object argument is sent as."""
+    return any(type(item) is Json for item in f.field_info.metadata)
+
+
+def _model_fields(model: type[BaseModel]) -> list[Any]:
+    """A form model's fields as FastAPI's field wrappers (which validate as the route does)."""
+    from fastapi._compat import ModelField
+
+    return [ModelField(field_info=info, name=name) for name, info in model.model_fields.items()]
 
 
 def _refuse_collisions(tool: str, names: list[str]) -> None:

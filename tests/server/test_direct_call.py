@@ -12,10 +12,11 @@ that dependency overrides and FastAPI telemetry keep the route.
 from __future__ import annotations
 
 import enum
+import json
 from typing import Annotated, Any, Literal
 
 import pytest
-from fastapi import APIRouter, Body, Depends, FastAPI, Header, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, FastAPI, Form, Header, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.routing import APIRoute
 from mcp_helpers import connect, make_meta, make_server
@@ -54,6 +55,9 @@ class Loose(BaseModel):
 
 class OutOfStock(Exception):
     pass
+
+
+JSON = dict[str, Any]
 
 
 def build_app() -> tuple[FastAPI, MCP]:
@@ -167,6 +171,30 @@ def build_app() -> tuple[FastAPI, MCP]:
         }
 
     @mcp.tool()
+    @app.get("/anything/{key}")
+    async def anything(key: Any, value: Any = None, many: Annotated[list[Any], Query()] = []) -> str:  # noqa: B006
+        return f"{key} {value} {many}"
+
+    @mcp.tool()
+    @app.post("/sign")
+    async def sign(name: Annotated[str, Form()]) -> dict[str, str]:  # a lone Form() field
+        return {"name": name}
+
+    @mcp.tool()
+    @app.post("/stamp")
+    async def stamp(name: str = Form(...)) -> dict[str, str]:
+        return {"name": name}
+
+    @mcp.tool()
+    @app.post("/label")
+    async def label(
+        name: Annotated[str, Form()],
+        marks: Annotated[list[str], Form()] = [],  # noqa: B006
+        note: Annotated[str | None, Form()] = None,
+    ) -> JSON:
+        return {"name": name, "marks": marks, "note": note}
+
+    @mcp.tool()
     @app.post("/confirm")
     async def confirm(item: str, ctx: Context) -> str:
         answer = await ctx.elicit(f"Confirm {item}?", Confirm)
@@ -214,6 +242,31 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("crash", {}, True),
     ("lies", {}, True),
     ("where", {"place": "home", "q": "a b"}, True),
+    # A value of a JSON kind no URL carries is refused with the route's 422, not stringified.
+    ("echo", {"text": ["a", "b"]}, False),
+    ("echo", {"text": {"x": 1}}, False),
+    ("echo", {"text": []}, False),
+    ("num", {"n": [3]}, False),
+    ("num", {"n": 3, "flag": {"on": True}}, False),
+    ("tags", {"tag": {"a": "b"}}, False),
+    ("tags", {"tag": ["a", ["b"]]}, False),
+    ("tags", {"tag": [{"a": 1}]}, False),
+    ("tags", {"tag": ["a", 1, 2.5, True], "limit": 5}, True),  # single values: each the URL text it would be
+    ("tags", {"tag": ["a"], "limit": [1, 5]}, False),
+    ("shade", {"name": ["dark"]}, False),
+    ("file", {"file_id": {"id": "ab"}}, False),
+    ("where", {"place": "home", "q": ["a"]}, False),
+    ("anything", {"key": "k", "value": 1, "many": ["a", 2]}, True),
+    ("anything", {"key": ["k"]}, False),
+    ("anything", {"key": "k", "value": {"x": 1}}, False),
+    ("anything", {"key": "k", "many": [["a"]]}, False),
+    # Form bodies (never called directly): one field as well as several.
+    ("sign", {"name": "ada"}, False),
+    ("sign", {}, False),
+    ("sign", {"name": ["ada"]}, False),
+    ("stamp", {"name": "ada"}, False),
+    ("label", {"name": "ada", "marks": ["x", "y"]}, False),
+    ("label", {"name": {"first": "ada"}}, False),
 ]
 
 
@@ -288,6 +341,55 @@ async def test_the_cases_cover_success_and_every_kind_of_error() -> None:
         "auth": None,
         "mcp": True,
     }
+
+
+async def test_a_value_no_url_carries_is_refused_as_the_route_refuses_an_invalid_one() -> None:
+    cases: list[tuple[str, dict[str, Any], bool]] = [
+        ("echo", {"text": ["a", "b"]}, False),
+        ("tags", {"tag": ["a", ["b"]]}, False),
+        ("shade", {"name": ["dark"]}, False),
+        ("anything", {"key": "k", "value": {"x": 1}}, False),
+        ("label", {"name": {"first": "ada"}}, False),
+        ("tags", {"tag": ["a", 1, 2.5, True], "limit": 5}, True),
+        ("echo", {"text": 5}, True),
+    ]
+    results = await results_of(cases, {})
+    details = [json.loads(result["content"][0]["text"]) for result in results[:5]]
+    assert all(result["isError"] for result in results[:5])
+    assert details[0] == {
+        "status": 422,
+        "detail": [
+            {
+                "type": "string_type",
+                "loc": ["query", "text"],
+                "msg": "Input should be a valid string",
+                "input": ["a", "b"],
+            }
+        ],
+    }
+    assert [error["loc"] for detail in details for error in detail["detail"]] == [
+        ["query", "text"],
+        ["query", "tag", 1],
+        ["path", "name"],
+        ["query", "value"],
+        ["body", "name"],
+    ]
+    assert details[3]["detail"][0]["msg"] == "Input should be a single value, not a list or an object"  # ``Any``
+    assert results[5]["structuredContent"] == {"result": ["a", "1", "2.5", "true"]}
+    assert results[6]["structuredContent"] == {"result": "5"}
+
+
+async def test_form_bodies_of_one_or_several_fields_are_sent_as_rest_sends_them() -> None:
+    app, _ = build_app()
+    async with connect(app) as client:
+        for tool, path in [("sign", "/sign"), ("stamp", "/stamp")]:
+            result = await client.call(tool, {"name": "ada"})
+            rest = await client.http.post(path, data={"name": "ada"})
+            assert result["isError"] is False, result
+            assert result["structuredContent"] == rest.json() == {"name": "ada"}
+        result = await client.call("label", {"name": "ada", "marks": ["x", "y"], "note": None})
+        rest = await client.http.post("/label", data={"name": "ada", "marks": ["x", "y"]})
+        assert result["structuredContent"] == rest.json() == {"name": "ada", "marks": ["x", "y"], "note": None}
 
 
 async def test_ctx_request_carries_the_forwarded_headers(monkeypatch: pytest.MonkeyPatch) -> None:

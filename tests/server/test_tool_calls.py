@@ -136,6 +136,31 @@ async def test_body_validation_failure_lists_fields(server_factory: ServerFactor
     assert good["structuredContent"] == {"item": "pen", "quantity": 2}
 
 
+async def test_a_list_or_object_for_a_url_value_is_refused_below_user_middleware(server_factory: ServerFactory) -> None:
+    app, mcp = server_factory()
+    seen: list[str] = []
+
+    @mcp.tool()
+    @app.get("/shout/{word}")
+    async def shout(word: str, times: int = 1) -> str:
+        return word.upper() * times
+
+    @app.middleware("http")  # the call goes through the app, not into the route
+    async def record(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        seen.append(request.url.path)
+        return await call_next(request)
+
+    async with connect(app) as client:
+        listed = await client.call("shout", {"word": ["a", "b"]})
+        nested = await client.call("shout", {"word": "a", "times": {"n": 2}})
+        fine = await client.call("shout", {"word": "a", "times": "2"})
+    assert [p["loc"] for p in error_payload(listed)["detail"]] == [["path", "word"]]
+    assert error_payload(listed)["status"] == 422
+    assert [(p["loc"], p["type"]) for p in error_payload(nested)["detail"]] == [(["query", "times"], "int_type")]
+    assert fine["structuredContent"] == {"result": "AA"}
+    assert [path for path in seen if path != "/mcp"] == ["/shout/a"]  # the refused calls never reached the route
+
+
 async def test_http_exception_is_a_tool_error(server_factory: ServerFactory) -> None:
     app, mcp = server_factory()
 
