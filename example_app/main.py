@@ -11,17 +11,18 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
 
 from fastapi_mrtr import MCP, Context, ReplayStore, ServerOptions
 
 from .auth import current_user, optional_user
 from .db import get_db
-from .models import Book, Comment, Confirm, NewOrder, Order, Rating, Receipt, Review, Shipping, User
+from .models import ID_MAX, Book, Comment, Confirm, NewOrder, Order, Rating, Receipt, Review, Shipping, User
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
 Db = Annotated[sqlite3.Connection, Depends(get_db)]
+BookId = Annotated[int, Path(ge=1, le=ID_MAX)]  # within SQLite's integers, so a lookup cannot overflow
 
 
 def _replay_store() -> ReplayStore | None:
@@ -76,7 +77,7 @@ def list_books(
 
 @mcp.tool()
 @app.get("/books/{book_id}", response_model=Book)
-def get_book(book_id: int, db: Db) -> Book:
+def get_book(book_id: BookId, db: Db) -> Book:
     """Look a book up by its id."""
     return _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
 
@@ -113,7 +114,7 @@ async def place_order(
 
 @mcp.tool()
 @app.delete("/books/{book_id}", response_model=Book)
-async def delete_book(book_id: int, ctx: Context, db: Db, user: Annotated[User, Depends(current_user)]) -> Book:
+async def delete_book(book_id: BookId, ctx: Context, db: Db, user: Annotated[User, Depends(current_user)]) -> Book:
     """Remove a book from the catalogue (admins only). Asks for confirmation first."""
     if not user.is_admin:
         raise HTTPException(403, "Only admins may delete books")
@@ -128,7 +129,7 @@ async def delete_book(book_id: int, ctx: Context, db: Db, user: Annotated[User, 
 
 @mcp.tool()
 @app.post("/books/{book_id}/reviews", response_model=Review)
-async def review_book(book_id: int, ctx: Context, db: Db) -> Review:
+async def review_book(book_id: BookId, ctx: Context, db: Db) -> Review:
     """Review a book: a rating, a comment when the rating is low, then a final confirmation."""
     book = _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
     rating = await ctx.elicit(f"How many stars for {book.title!r}?", Rating, key="rating")

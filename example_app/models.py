@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+ID_MAX = 2**63 - 1  # the largest integer SQLite stores: a larger id is a validation error, not a crash
+
 
 class Book(BaseModel):
     id: int
@@ -15,7 +17,7 @@ class Book(BaseModel):
 
 
 class NewOrder(BaseModel):
-    book_id: int = Field(description="Id of the book to order")
+    book_id: int = Field(description="Id of the book to order", ge=1, le=ID_MAX)
     quantity: int = Field(default=1, ge=1, le=20)
 
 

@@ -88,6 +88,28 @@ async def test_discover_list_and_call(shop: tuple[str, Path], mode: str) -> None
         }
 
 
+async def test_ids_beyond_sqlites_integers_are_validation_errors(shop: tuple[str, Path]) -> None:
+    url, database = shop
+    user = ScriptedUser({})  # nothing may be asked: the arguments fail before the function runs
+    async with Client(url, elicitation_callback=user, mode="2026-07-28") as client:
+        for tool, arguments in [
+            ("get_book", {"book_id": 10**30}),
+            ("get_book", {"book_id": 0}),
+            ("get_book", {"book_id": 2**63}),
+            ("review_book", {"book_id": 10**30}),
+            ("place_order", {"book_id": 10**30}),
+            ("place_order", {"book_id": -(2**63) - 1}),
+        ]:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error is True, (tool, arguments)
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert '"status": 422' in text and "book_id" in text, (tool, arguments, text)
+        largest = await client.call_tool("get_book", {"book_id": 2**63 - 1})  # valid, and not a book
+        assert largest.is_error is True and "No such book" in largest.content[0].text  # type: ignore[union-attr]
+    assert user.asked == []
+    assert rows(database, "SELECT COUNT(*) FROM orders") == [(0,)]
+
+
 async def test_order_flow_creates_exactly_one_order(shop: tuple[str, Path]) -> None:
     url, database = shop
     user = ScriptedUser({"confirm": {"confirmed": True}, "shipping": {"speed": "express", "gift_note": "Enjoy"}})
