@@ -100,6 +100,17 @@ class _Reject(Exception):
         self.status, self.code, self.message, self.data, self.request_id = status, code, message, data, request_id
 
 
+def _unsupported_version(version: str, request_id: RequestId | None = None) -> _Reject:
+    """The -32022 refusal of a protocol version this server does not speak."""
+    return _Reject(
+        400,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+        {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version},
+        request_id=request_id,
+    )
+
+
 def error_body(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
     error: JSONObject = {"code": code, "message": message}
     if data is not None:
@@ -216,12 +227,7 @@ class RpcEndpoint:
         if version is None:
             raise _Reject(400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
         if version.strip() not in SUPPORTED_PROTOCOL_VERSIONS:
-            raise _Reject(
-                400,
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version},
-            )
+            raise _unsupported_version(version)
         header_method = headers.get("mcp-method")
         if header_method is not None and header_method.strip() != method:
             raise _Reject(
@@ -266,13 +272,7 @@ class RpcEndpoint:
                 request_id=request_id,
             )
         if version not in SUPPORTED_PROTOCOL_VERSIONS:
-            raise _Reject(
-                400,
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version},
-                request_id=request_id,
-            )
+            raise _unsupported_version(version, request_id)
         self._check_named_headers(params, method, headers, request_id)
         return meta
 
