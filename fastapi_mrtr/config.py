@@ -17,8 +17,9 @@ class InputRequiredConfig:
       * ``flow_timeout``: seconds from a flow's first round to its last retry (0 = no limit).
       * ``legacy_shim``: reserved for serving pre-2026 clients; not used by the stateless wire.
       * ``accept_unsolicited_answers``: on a first round (no ``requestState``), also use
-        ``inputResponses`` for keys the handler asks. Off by default: answers count only for
-        questions the server sealed into the previous round's state.
+        ``inputResponses`` for keys the handler asks, and show them in ``ctx.input_responses``.
+        Off by default: answers count only for questions the server sealed into the previous
+        round's state, so a first round has none (in manual mode too).
 
     Client side (``ClientOptions.input_required_config``):
       * ``auto_fulfill``: answer input requests with the registered handlers and retry until the

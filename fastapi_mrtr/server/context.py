@@ -118,7 +118,11 @@ class ToolContext:
 
     @property
     def input_responses(self) -> JSONObject:
-        """Manual mode: this round's answers, for keys the previous round asked."""
+        """Manual mode: this round's answers, for keys the previous round asked.
+
+        Empty on a first round (no ``requestState``): nothing was asked yet, so whatever the client
+        sent is no answer, unless ``InputRequiredConfig(accept_unsolicited_answers=True)``.
+        """
         return self._record.ledger.this_round
 
     def supports(

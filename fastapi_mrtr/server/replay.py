@@ -53,7 +53,8 @@ class ReplayLedger:
     answers: dict[str, JSONObject] = field(default_factory=dict)  # key -> {"q": str | None, "r": answer}
     once_results: dict[str, Any] = field(default_factory=dict)
     handler_state: str | None = None
-    this_round: JSONObject = field(default_factory=dict)  # raw inputResponses as received (manual mode)
+    # This round's inputResponses for the keys the previous round asked (manual mode), as received.
+    this_round: JSONObject = field(default_factory=dict)
     # Filled while the handler runs:
     keys_seen: set[str] = field(default_factory=set)
     used: dict[str, JSONObject] = field(default_factory=dict)
@@ -78,8 +79,14 @@ class ReplayLedger:
 
     @classmethod
     def first_round(cls, input_responses: JSONObject, accept_unsolicited: bool) -> ReplayLedger:
-        """No state yet: answers are taken only when the server allows unsolicited ones."""
-        answers = {k: {"q": None, "r": v} for k, v in input_responses.items()} if accept_unsolicited else {}
+        """No state yet: answers are taken only when the server allows unsolicited ones.
+
+        Nothing was asked, so by default nothing was answered: neither the asks nor a manual-mode
+        handler reading ``ctx.input_responses`` may see what the client sent unprompted.
+        """
+        if not accept_unsolicited:
+            return cls()
+        answers = {k: {"q": None, "r": v} for k, v in input_responses.items()}
         return cls(answers=answers, this_round=dict(input_responses))
 
     def claim_key(self, key: str | None, prefix: str = "input") -> str:
