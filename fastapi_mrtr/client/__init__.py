@@ -35,7 +35,7 @@ from ._errors import (
     RoundTimeoutError,
     StreamClosedError,
 )
-from ._handlers import ElicitationHandler, RootsHandler, SamplingHandler
+from ._handlers import ElicitationHandler, InputRequestInfo, RootsHandler, SamplingHandler, current_input_request
 from ._session import Client, MrtrClient
 from ._types import NotificationCallback, ProgressCallback, ProgressNotification
 from .options import ClientOptions
@@ -51,6 +51,7 @@ __all__ = [
     "FlowTimeoutError",
     "HttpStatusError",
     "Implementation",
+    "InputRequestInfo",
     "InputRequiredConfig",
     "InputRequiredResult",
     "InputRequiredRoundsExceeded",
@@ -70,4 +71,5 @@ __all__ = [
     "RoundTimeoutError",
     "SamplingHandler",
     "StreamClosedError",
+    "current_input_request",
 ]

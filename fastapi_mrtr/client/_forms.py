@@ -3,8 +3,14 @@
 A form-mode ``requestedSchema`` is flat: each property becomes one prompt. Strings, numbers,
 integers and booleans are typed in; single-select enums (``enum``, or ``oneOf``/``anyOf`` of
 ``{const, title}``) and multi-select arrays list numbered choices. A default is shown in brackets
-and used on empty input; a required field without default is asked again; an optional one is
-left out. Bad input is explained and asked again. End of input means cancel.
+and used on empty input; a required field without default (marked ``*``, explained once) is
+asked again; an optional one is left out. Bad input is explained and asked again. End of input
+means cancel.
+
+A one-field form named ``value`` is the server's shorthand for ``ctx.elicit(message, bool)``
+(``int``, ``Literal``, ``Enum``, ...): its prompt is the question itself, not the word "value".
+When the server asks a question again after our answer, it did not accept that answer: the
+terminal says so before asking again.
 """
 
 from __future__ import annotations
@@ -18,9 +24,13 @@ from typing import Any
 
 from ..mrtr import ElicitRequestParams, ElicitResult
 from ..protocol import JSONObject
+from ._handlers import current_input_request
 
 Ask = Callable[[str], str]  # shows a prompt, returns the line typed (EOFError at end of input)
 Say = Callable[[str], None]
+
+SHORTHAND_FIELD = "value"  # the one field of a primitive shorthand's form (see elicitation_schema)
+REQUIRED_LEGEND = "  (* = required: an answer is needed)"
 
 
 class InvalidAnswer(ValueError):
@@ -62,7 +72,8 @@ def _pick(text: str, choices: list[Choice]) -> Any:
     for choice in choices:
         if text in (str(choice.value), choice.label):
             return choice.value
-    raise InvalidAnswer(f"choose 1-{len(choices)}")
+    labels = ", ".join(choice.label for choice in choices)
+    raise InvalidAnswer(f"choose one of: {labels} (or a number 1-{len(choices)}), not {text!r}")
 
 
 def _describe_default(prop: JSONObject, default: Any) -> str:
@@ -95,7 +106,7 @@ def convert(prop: JSONObject, text: str) -> Any:
             return True
         if lowered in ("n", "no", "false", "0"):
             return False
-        raise InvalidAnswer("answer y or n")
+        raise InvalidAnswer(f"answer y (yes) or n (no), not {text!r}")
     if kind in ("integer", "number"):
         return _number(prop, text, integer=kind == "integer")
     return _string(prop, text)
@@ -105,7 +116,7 @@ def _number(prop: JSONObject, text: str, *, integer: bool) -> int | float:
     try:
         value: int | float = int(text) if integer else float(text)
     except ValueError:
-        raise InvalidAnswer("enter a whole number" if integer else "enter a number") from None
+        raise InvalidAnswer(f"not a whole number: {text!r}" if integer else f"not a number: {text!r}") from None
     low, high = prop.get("minimum"), prop.get("maximum")
     if isinstance(low, (int, float)) and value < low:
         raise InvalidAnswer(f"must be at least {low}")
@@ -135,9 +146,29 @@ def _string(prop: JSONObject, text: str) -> str:
     return text
 
 
-def prompt_line(key: str, prop: JSONObject, required: bool) -> str:
-    """The prompt text for one field, with its choices, type hint and default."""
-    label = str(prop.get("title") or key)
+def is_shorthand(schema: JSONObject) -> bool:
+    """A form of one required field named ``value``: a primitive asked as the whole question."""
+    properties = schema.get("properties")
+    return (
+        isinstance(properties, dict)
+        and list(properties) == [SHORTHAND_FIELD]
+        and schema.get("required") == [SHORTHAND_FIELD]
+    )
+
+
+def is_marked_required(prop: JSONObject, required: bool, question: str | None) -> bool:
+    """Whether the prompt marks the field ``*``: required, no default, and not the question itself."""
+    return required and "default" not in prop and question is None
+
+
+def prompt_line(key: str, prop: JSONObject, required: bool, question: str | None = None) -> str:
+    """The prompt text for one field, with its choices, type hint and default.
+
+    ``question`` replaces the field's key as its label (for a shorthand form, whose only field
+    is the question); a title of the field's own still wins. A required field is marked ``*``
+    unless it is the question itself.
+    """
+    label = str(prop.get("title") or question or key)
     if prop.get("description"):
         label += f" ({prop['description']})"
     lines = []
@@ -151,7 +182,7 @@ def prompt_line(key: str, prop: JSONObject, required: bool) -> str:
         label += f" [{prop['format']}]"
     if "default" in prop:
         label += f" [{_describe_default(prop, prop['default'])}]"
-    elif required:
+    elif is_marked_required(prop, required, question):
         label += " *"
     return "\n".join([*lines, f"  {label}: "]) if lines else f"  {label}: "
 
@@ -164,16 +195,30 @@ class TerminalElicitor:
         self._say = say
         # Handlers of one round run concurrently; a terminal can hold only one conversation.
         self._lock = threading.Lock()
+        self._legend_shown = False  # "*" is explained once, the first time a form uses it
 
     def __call__(self, params: ElicitRequestParams) -> ElicitResult[Any]:
         with self._lock:
             try:
+                self._say_if_asked_again(params)
                 if params.mode == "url":
                     return self._url(params)
                 return self._form(params)
             except EOFError:
                 self._say("(end of input: cancelled)")
                 return ElicitResult(action="cancel")
+
+    def _say_if_asked_again(self, params: ElicitRequestParams) -> None:
+        """Say why the same question is back: the server did not accept the last answer."""
+        info = current_input_request()
+        if info is None or not info.asked_again:
+            return
+        if params.mode == "url":
+            self._say("\n! The server asks again: the step at this URL is not done yet.")
+            return
+        answer = info.rejected_answer or {}
+        shown = json.dumps(answer.get("content", answer.get("action")), ensure_ascii=False)
+        self._say(f"\n! The server did not accept that answer ({shown}); please answer again.")
 
     def _url(self, params: ElicitRequestParams) -> ElicitResult[Any]:
         self._say(f"\nThe server asks you to open a URL:\n  {params.message}\n  {params.url}")
@@ -185,6 +230,7 @@ class TerminalElicitor:
                 return ElicitResult(action="decline")
             if text in ("c", "cancel"):
                 return ElicitResult(action="cancel")
+            self._say("  ! answer y (open it), n (decline) or c (cancel)")
 
     def _form(self, params: ElicitRequestParams) -> ElicitResult[Any]:
         self._say(f"\nThe server asks: {params.message}")
@@ -196,18 +242,24 @@ class TerminalElicitor:
                 return ElicitResult(action="cancel")
             if text in ("", "a", "accept"):
                 break
+            self._say("  ! answer a (accept), d (decline) or c (cancel)")
         schema = params.requested_schema or {}
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
+        question = params.message if is_shorthand(schema) else None
+        fields = {key: prop if isinstance(prop, dict) else {} for key, prop in properties.items()}
+        marked = any(is_marked_required(prop, key in required, question) for key, prop in fields.items())
+        if marked and not self._legend_shown:
+            self._say(REQUIRED_LEGEND)
+            self._legend_shown = True
         content = {}
-        for key, prop in properties.items():
-            value = self._field(key, prop if isinstance(prop, dict) else {}, key in required)
+        for key, prop in fields.items():
+            value = self._field(prompt_line(key, prop, key in required, question), prop, key in required)
             if value is not _OMIT:
                 content[key] = value
         return ElicitResult(action="accept", content=content)
 
-    def _field(self, key: str, prop: JSONObject, required: bool) -> Any:
-        prompt = prompt_line(key, prop, required)
+    def _field(self, prompt: str, prop: JSONObject, required: bool) -> Any:
         while True:
             text = self._ask(prompt).strip()
             if not text:
@@ -215,7 +267,7 @@ class TerminalElicitor:
                     return prop["default"]
                 if not required:
                     return _OMIT
-                self._say("  ! required")
+                self._say("  ! required: please enter a value")
                 continue
             try:
                 return convert(prop, text)

@@ -3,12 +3,17 @@
 Handlers may be sync or async. A sync handler runs in a worker thread, so a blocking one (a
 terminal prompt) neither stalls the event loop nor the other handlers of its round, and the
 round timeout can still fire (the thread is abandoned, its answer dropped).
+
+While a handler runs, :func:`current_input_request` says which request it answers and whether
+the server asked that same question again after our last answer (it did not accept it).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
 import anyio
@@ -42,6 +47,32 @@ SamplingHandler = Callable[[CreateMessageRequestParams], Union[SamplingAnswer, A
 RootsHandler = Callable[[], Union[RootsAnswer, Awaitable[RootsAnswer]]]
 
 InputAnswer = Union[ElicitResult[Any], CreateMessageResult, ListRootsResult, JSONObject]
+
+
+@dataclass(frozen=True)
+class InputRequestInfo:
+    """What a running handler may want to know about the input request it answers."""
+
+    key: str  # the server's key for the request (the inputRequests entry)
+    round: int  # 1 for the first answered round of the flow, 2 for the next, ...
+    # The answer we sent for this key last round, when the server asked the very same question
+    # again: a server re-asks a question whose answer it did not accept (it did not validate).
+    rejected_answer: JSONObject | None = None
+
+    @property
+    def asked_again(self) -> bool:
+        """The server did not accept the previous answer to this question."""
+        return self.rejected_answer is not None
+
+
+# Set in each handler's own task (and copied into its worker thread), so handlers of one round
+# each see their own request.
+_current: ContextVar[InputRequestInfo | None] = ContextVar("fastapi_mrtr_input_request", default=None)
+
+
+def current_input_request() -> InputRequestInfo | None:
+    """The input request the calling handler answers; ``None`` outside a handler."""
+    return _current.get()
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -155,13 +186,21 @@ class InputHandlers:
         value = await self._prepare(request)()
         return bare_response(request.method, value)
 
-    async def answer_all(self, requests: Mapping[str, InputRequest]) -> dict[str, JSONObject]:
+    async def answer_all(
+        self,
+        requests: Mapping[str, InputRequest],
+        *,
+        round_number: int = 1,
+        rejected: Mapping[str, JSONObject] | None = None,
+    ) -> dict[str, JSONObject]:
         """Answer every request of one round concurrently, keyed as the server keyed them.
 
         Every method and every params object is checked before any handler runs, so a round
         nobody can fully answer prompts nobody. The first failure cancels the other handlers
-        and is re-raised as is.
+        and is re-raised as is. ``rejected`` maps the keys the server asked again, unchanged,
+        to the answers it did not accept; handlers read it through :func:`current_input_request`.
         """
+        rejected = rejected or {}
         calls = {key: self._prepare(request) for key, request in requests.items()}
         answers: dict[str, JSONObject] = {}
         failures: list[BaseException] = []
@@ -169,6 +208,7 @@ class InputHandlers:
         async with anyio.create_task_group() as group:
 
             async def run(key: str, method: str, call: Callable[[], Awaitable[Any]]) -> None:
+                _current.set(InputRequestInfo(key, round_number, rejected.get(key)))  # this task's copy only
                 try:
                     answers[key] = bare_response(method, await call())
                 except Exception as exc:  # surfaced after the group, unwrapped

@@ -5,10 +5,16 @@ deadline for the handlers (``round_timeout``) and an optional deadline for the w
 (``max_total_timeout``). Each retry is a fresh request built by ``send``: a new JSON-RPC id, the
 original params, the answers under the server's keys and the server's ``requestState`` exactly
 as received (or none when the server sent none).
+
+A server asks a question again, unchanged, when it did not accept the answer (it did not
+validate). The loop notices: it logs a warning and tells the handler (``current_input_request()``),
+so an answer that can never pass does not loop silently until ``max_rounds``.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
@@ -16,11 +22,14 @@ from typing import Generic, TypeVar
 import anyio
 
 from ..config import InputRequiredConfig
-from ..mrtr import InputRequiredResult, InputResponses
+from ..mrtr import InputRequest, InputRequiredResult, InputResponses
+from ..protocol import JSONObject
 from ._errors import FlowTimeoutError, InputRequiredRoundsExceeded, RoundTimeoutError
 from ._handlers import InputHandlers
 
 T = TypeVar("T")
+
+logger = logging.getLogger("fastapi_mrtr.client")
 
 
 class InputRequiredLoop(Generic[T]):
@@ -57,12 +66,16 @@ class InputRequiredLoop(Generic[T]):
             return result
         retries = 0
         delay = self._backoff[0]
+        answered: dict[str, tuple[InputRequest, JSONObject]] = {}  # the last round's questions and answers
         while isinstance(result, InputRequiredResult):
             if retries >= self._config.max_rounds:
                 raise InputRequiredRoundsExceeded(self._config.max_rounds, result)
             retries += 1
             if result.input_requests:
-                answers: InputResponses | None = await self._answer(result)
+                rejected = _asked_again(answered, result.input_requests)
+                round_answers = await self._answer(result, retries, rejected)
+                answered = {key: (result.input_requests[key], answer) for key, answer in round_answers.items()}
+                answers: InputResponses | None = round_answers
                 delay = self._backoff[0]
             else:
                 # State only: the server is shedding load; don't hammer it.
@@ -72,10 +85,31 @@ class InputRequiredLoop(Generic[T]):
             result = await self._send(answers, result.request_state)
         return result
 
-    async def _answer(self, result: InputRequiredResult) -> InputResponses:
+    async def _answer(
+        self, result: InputRequiredResult, round_number: int, rejected: dict[str, JSONObject]
+    ) -> InputResponses:
         limit = self._config.round_timeout
         requests = result.input_requests or {}
         with anyio.move_on_after(limit if limit > 0 else math.inf) as scope:
-            return await self._handlers.answer_all(requests)
+            return await self._handlers.answer_all(requests, round_number=round_number, rejected=rejected)
         assert scope.cancelled_caught
         raise RoundTimeoutError(f"input handlers exceeded round_timeout={limit}s", limit)
+
+
+def _asked_again(
+    answered: dict[str, tuple[InputRequest, JSONObject]], requests: dict[str, InputRequest]
+) -> dict[str, JSONObject]:
+    """The keys asked again with the very question we answered last round, and what we answered.
+
+    A server pins each key to a digest of its question and asks again only when the answer did
+    not count (it did not validate), so the same key with the same request means "not accepted".
+    A key asked with a changed question is a new question, not a refusal.
+    """
+    rejected = {key: answer for key, (request, answer) in answered.items() if requests.get(key) == request}
+    for key, answer in rejected.items():
+        logger.warning(
+            "the server asked %r again, unchanged, after we answered it: it did not accept the answer %s",
+            key,
+            json.dumps(answer, ensure_ascii=False)[:200],
+        )
+    return rejected

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from fastapi import FastAPI
+from pydantic import BaseModel, Field, field_validator
 
+from fastapi_mrtr import MCP, Context
 from fastapi_mrtr.client import ElicitRequestParams
 from fastapi_mrtr.client._forms import TerminalElicitor
 from fastapi_mrtr.client.cli import parse_arguments, render_result
 from fastapi_mrtr.protocol import CallToolResult, ImageContent, TextContent
+from tests.support import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,15 +109,16 @@ def test_form_prompts_validate_reask_and_apply_defaults() -> None:
     assert "1) Small" in shown and "2) Large" in shown and "3) Kale" in shown and "vip (y/n) [n]" in shown
     problems = [s for s in script.said if s.startswith("  !")]
     assert problems == [
-        "  ! required",
+        "  ! required: please enter a value",
         "  ! at least 2 characters",
         "  ! must be at least 0",
-        "  ! required",
-        "  ! enter a number",
+        "  ! required: please enter a value",
+        "  ! not a number: 'x'",
         "  ! must be at most 1",
         "  ! enter a date in ISO 8601 form",
     ]
     assert "The server asks: Order?" in script.said[0]
+    assert script.said.count("  (* = required: an answer is needed)") == 1
 
 
 @pytest.mark.parametrize(("answer", "action"), [("d", "decline"), ("decline", "decline"), ("c", "cancel")])
@@ -173,7 +180,7 @@ def test_cli_asks_the_human_and_prints_the_result(sdk_url: str) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "signed up name=Ada age=30 colour=green subscribe=True\n"
     assert "The server asks: Tell me about yourself" in done.stderr
-    assert "! choose 1-3" in done.stderr
+    assert "! choose one of: red, green, blue (or a number 1-3), not 'x'" in done.stderr
 
 
 def test_cli_hand_built_round_with_json_arguments(sdk_url: str) -> None:
@@ -221,3 +228,102 @@ def test_cli_key_value_pairs_may_follow_options_and_override_json(sdk_url: str) 
     done = run_cli(sdk_url, "confirm", "--json", '{"item": "draft.txt"}', "item=report.txt", stdin="accept\nyes\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "done report.txt (state step1)\n"
+
+
+# --- what a new user meets: shorthand questions, explained mistakes, refused answers ----------
+
+
+@pytest.fixture
+def shop_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The example bookshop on real uvicorn, with a fresh database."""
+    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
+    from example_app.main import app
+
+    with running_server(app) as base:
+        yield f"{base}/mcp"
+
+
+class EvenNumber(BaseModel):
+    n: int = Field(title="An even number")
+
+    @field_validator("n")
+    @classmethod
+    def even(cls, value: int) -> int:
+        # A rule the form's JSON Schema cannot carry: only the server can refuse the answer.
+        if value % 2:
+            raise ValueError("odd")
+        return value
+
+
+def questions_app() -> FastAPI:
+    app = FastAPI()
+    mcp = MCP(app)
+
+    @mcp.tool()
+    @app.post("/ship")
+    async def ship(ctx: Context) -> dict[str, Any]:
+        speed = await ctx.elicit("Shipping speed?", Literal["standard", "express"], key="speed")
+        copies = await ctx.elicit("How many copies?", int, key="copies")
+        return {"speed": speed.content, "copies": copies.content}
+
+    @mcp.tool()
+    @app.post("/even")
+    async def even(ctx: Context) -> dict[str, Any]:
+        answer = await ctx.elicit("Pick a number", EvenNumber, key="pick")
+        return {"n": answer.content.n if answer.content else None}
+
+    app.mount("/mcp", mcp)
+    return app
+
+
+@pytest.fixture(scope="module")
+def questions_url() -> Iterator[str]:
+    with running_server(questions_app()) as base:
+        yield f"{base}/mcp"
+
+
+def test_cli_bool_shorthand_shows_the_question_and_explains_a_bad_answer(shop_url: str) -> None:
+    done = run_cli(
+        shop_url, "-H", "Authorization: Bearer alice-token", "delete_book", "book_id=4", stdin="a\nmaybe\ny\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["title"] == "Kindred"
+    assert "  Really delete 'Kindred'? This cannot be undone. (y/n): " in done.stderr
+    assert "  ! answer y (yes) or n (no), not 'maybe'" in done.stderr
+    assert "value" not in done.stderr  # the shorthand's field name is no question
+    assert "*" not in done.stderr  # the one answer of a shorthand needs no "required" mark
+
+
+def test_cli_literal_and_int_shorthands_explain_what_they_take(questions_url: str) -> None:
+    done = run_cli(questions_url, "ship", stdin="a\nfast\nexpress\na\nabc\n2\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"speed": "express", "copies": 2}
+    assert "  Shipping speed? - a number: " in done.stderr
+    assert "  ! choose one of: standard, express (or a number 1-2), not 'fast'" in done.stderr
+    assert "  How many copies?: " in done.stderr
+    assert "  ! not a whole number: 'abc'" in done.stderr
+    assert "value" not in done.stderr
+
+
+def test_cli_explains_the_required_mark_once(shop_url: str) -> None:
+    done = run_cli(shop_url, "review_book", "book_id=1", stdin="a\n\n2\na\nToo long\na\ny\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "saved"
+    assert "  Stars (1 to 5) *: " in done.stderr and "  What did you not like? *: " in done.stderr
+    assert done.stderr.count("(* = required: an answer is needed)") == 1
+    assert "  ! required: please enter a value" in done.stderr
+
+
+def test_cli_unknown_action_is_explained() -> None:
+    script = Script("yes", "d")
+    assert script.elicit(message="Order?", requestedSchema=FORM).action == "decline"
+    assert script.said[-1] == "  ! answer a (accept), d (decline) or c (cancel)"
+
+
+def test_cli_says_when_the_server_did_not_accept_an_answer(questions_url: str) -> None:
+    done = run_cli(questions_url, "even", stdin="a\n3\na\n4\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"n": 4}
+    assert done.stderr.count("The server asks: Pick a number") == 2
+    assert '! The server did not accept that answer ({"n": 3}); please answer again.' in done.stderr
+    assert done.stderr.index("did not accept") > done.stderr.index("An even number")

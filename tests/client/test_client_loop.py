@@ -6,17 +6,22 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 from client_helpers import ScriptedServer, elicit, input_required, text_result
+from fastapi import FastAPI
+from pydantic import BaseModel, field_validator
 
+from fastapi_mrtr import MCP, Context, make_input_request_for_elicitation
 from fastapi_mrtr.client import (
     ClientOptions,
     ElicitRequestParams,
     FlowTimeoutError,
+    InputRequestInfo,
     InputRequiredConfig,
     InputRequiredResult,
     InputRequiredRoundsExceeded,
@@ -26,8 +31,10 @@ from fastapi_mrtr.client import (
     McpServerError,
     MrtrClient,
     RoundTimeoutError,
+    current_input_request,
 )
 from fastapi_mrtr.protocol import CallToolResult, GetPromptResult, ReadResourceResult, TextContent
+from tests.support import running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -398,3 +405,114 @@ async def test_server_error_mid_flow_is_not_retried() -> None:
     assert (error.code, error.message, error.data) == (-32602, "Invalid or expired requestState", {"reason": "x"})
     assert error.http_status == 400 and error.request_id == server.bodies[1]["id"]
     assert len(server.requests) == 2
+
+
+# --- a question asked again: the server did not accept the answer ----------------------------
+
+
+class Even(BaseModel):
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("odd")
+        return value
+
+
+def asking_app() -> FastAPI:
+    """Real re-asks: an answer that fails validation, and manual mode asking one key twice."""
+    app = FastAPI()
+    mcp = MCP(app)
+
+    @mcp.tool()
+    @app.post("/even")
+    async def even(ctx: Context) -> dict[str, Any]:
+        answer = await ctx.elicit("An even number?", Even, key="pick")
+        return {"n": answer.content.n if answer.content else None}
+
+    @mcp.tool()
+    @app.post("/pin")
+    async def pin(ctx: Context, reword: bool = False) -> Any:
+        given = (ctx.input_responses.get("pin") or {}).get("content") or {}
+        if given.get("pin") == "1234":
+            return {"ok": True}
+        # A wrong PIN: the same question again, or (reword) a changed one under the same key.
+        message = "PIN?" if not reword or ctx.request_state is None else "Wrong PIN. PIN?"
+        schema = {"type": "object", "properties": {"pin": {"type": "string"}}, "required": ["pin"]}
+        request = make_input_request_for_elicitation(message, requested_schema=schema)
+        return ctx.input_required({"pin": request}, request_state="asked")
+
+    app.mount("/mcp", mcp)
+    return app
+
+
+class Recorder:
+    """Answers from a list, and records what current_input_request() said each time."""
+
+    def __init__(self, *contents: dict[str, Any]) -> None:
+        self.contents = list(contents)
+        self.seen: list[InputRequestInfo | None] = []
+
+    def __call__(self, params: ElicitRequestParams) -> dict[str, Any]:
+        self.seen.append(current_input_request())
+        return {"action": "accept", "content": self.contents.pop(0)}
+
+
+@pytest.fixture(scope="module")
+def asking_url() -> Iterator[str]:
+    with running_server(asking_app()) as base:
+        yield f"{base}/mcp"
+
+
+async def test_a_refused_answer_is_flagged_to_the_handler_and_logged(
+    asking_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    user = Recorder({"n": 3}, {"n": 4})
+    with caplog.at_level("WARNING", logger="fastapi_mrtr.client"):
+        async with MrtrClient(asking_url) as client:
+            client.set_elicitation_handler(user)  # sync: runs in a worker thread, and still sees it
+            result = await client.call_tool("even")
+    assert isinstance(result, CallToolResult) and result.structured_content == {"n": 4}
+    assert user.seen == [
+        InputRequestInfo(key="pick", round=1),
+        InputRequestInfo(key="pick", round=2, rejected_answer={"action": "accept", "content": {"n": 3}}),
+    ]
+    assert user.seen[1] is not None and user.seen[1].asked_again
+    warnings = [r.getMessage() for r in caplog.records if r.name == "fastapi_mrtr.client"]
+    assert warnings == [
+        "the server asked 'pick' again, unchanged, after we answered it: it did not accept the answer "
+        '{"action": "accept", "content": {"n": 3}}'
+    ]
+
+
+async def test_an_answer_that_never_passes_warns_on_every_round_until_max_rounds(
+    asking_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def always_odd(params: ElicitRequestParams) -> dict[str, Any]:
+        return {"action": "accept", "content": {"n": 3}}
+
+    with caplog.at_level("WARNING", logger="fastapi_mrtr.client"):
+        async with MrtrClient(asking_url, options=options(max_rounds=3)) as client:
+            client.set_elicitation_handler(always_odd)
+            with pytest.raises(InputRequiredRoundsExceeded):
+                await client.call_tool("even")
+    refused = [r for r in caplog.records if "did not accept" in r.getMessage()]
+    assert len(refused) == 2  # rounds 2 and 3 re-asked what rounds 1 and 2 answered
+
+
+@pytest.mark.parametrize(("reword", "flagged"), [(False, True), (True, False)])
+async def test_only_the_very_same_question_counts_as_asked_again(asking_url: str, reword: bool, flagged: bool) -> None:
+    user = Recorder({"pin": "0000"}, {"pin": "1234"})
+    async with MrtrClient(asking_url) as client:
+        client.set_elicitation_handler(user)
+        result = await client.call_tool("pin", {"reword": reword})
+    assert isinstance(result, CallToolResult) and result.structured_content == {"ok": True}
+    first, second = user.seen
+    assert first == InputRequestInfo(key="pin", round=1)
+    assert second is not None and second.round == 2 and second.asked_again is flagged
+
+
+def test_no_input_request_outside_a_handler() -> None:
+    assert current_input_request() is None
