@@ -48,7 +48,7 @@ from starlette.types import Message, Scope
 
 from .call import CallRecord, find_signal
 from .context import ToolContext, get_context
-from .invoke import CapturedResponse, argument_errors, body_value, query_pairs, query_text
+from .invoke import CapturedResponse, argument_errors, body_value, path_errors, query_pairs, query_text
 from .tools import CallPlan
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
@@ -177,8 +177,8 @@ class DirectCall:
                 if value is None or isinstance(value, (list, dict)):
                     return None  # the route answers FastAPI's 422 for a missing or unsendable argument
                 path[name] = str(value)
-            if any(not value or "/" in value for value in path.values()):
-                return None  # no URL of the route has this: the route answers (the router's 404)
+            if path_errors(self.route, self.plan, arguments):
+                return None  # not one segment of this route: refused with the 422, as on every path
             found = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
             if found is None:
                 found, errors = request_params_to_args(dependant.path_params, path)

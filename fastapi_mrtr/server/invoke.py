@@ -2,6 +2,10 @@
 
 The request goes through the app's middleware, routing, dependencies (``yield`` ones included),
 validation and exception handlers. Only the caller headers in ``forward_headers`` are passed on.
+
+The request is one of the tool's route and of nothing else: path arguments it cannot carry as
+what they are are refused first (:func:`path_errors`), and the request carries a ticket naming
+the route, so that where the app chooses a route only that one can run (``ToolRouteGuard``).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +23,10 @@ from fastapi.encoders import jsonable_encoder
 from starlette.types import ASGIApp, Message, Scope
 
 from .call import SCOPE_KEY, CallRecord, find_signal
+from .route_entry import TICKET_KEY, ToolRouteRefused, ToolRouteTicket
 from .tools import ArgumentKind, CallPlan
+
+_SEGMENT = "[^/]+"  # Starlette's pattern of a plain ``{name}``: one segment
 
 
 @dataclass
@@ -96,6 +104,57 @@ def _kind_errors(kind: ArgumentKind, value: list[Any] | dict[str, Any]) -> list[
     return [{"type": "value_error", "loc": [kind.loc, kind.name], "msg": f"Input should be {wanted}", "input": value}]
 
 
+def path_errors(route: Any, plan: CallPlan, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The 422 errors of the path arguments no request of ``route`` carries as what they are.
+
+    Starlette matches routes against the decoded path, where a ``%2F`` is a ``/`` like any other.
+    So a value must match its parameter's convertor: one non-empty segment without ``/`` for a
+    plain ``{name}``, any text of one line for ``{name:path}`` (which takes ``/`` as REST does),
+    digits for ``{name:int}``. And the whole path must read back as exactly the values sent (two
+    parameters in one segment could split another way). Anything else would be a request of
+    another route, or of other values, so it is refused as FastAPI refuses an invalid value.
+    """
+    errors: list[dict[str, Any]] = []
+    texts: dict[str, str] = {}
+    for name in plan.path_params:
+        value = arguments.get(name)
+        if value is None or isinstance(value, (list, dict)):
+            continue  # missing or of a kind no URL carries: ``argument_errors`` words it
+        text = texts[name] = str(value)
+        pattern = _path_pattern(route, name)
+        if re.fullmatch(pattern, text) is None:
+            errors.append(_pattern_error(name, text, pattern))
+    path_regex = getattr(route, "path_regex", None)
+    if errors or not texts or len(texts) != len(plan.path_params) or path_regex is None:
+        return errors
+    found = path_regex.match(plan.path_format.format(**texts))
+    for name, text in texts.items():
+        read = found.group(name) if found is not None else None
+        if read != text:
+            msg = f"Value error, the route's path {route.path} would read this parameter as {read!r}"
+            errors.append({"type": "value_error", "loc": ["path", name], "msg": msg, "input": text})
+    return errors
+
+
+def _path_pattern(route: Any, name: str) -> str:
+    convertor = getattr(route, "param_convertors", {}).get(name)
+    return str(getattr(convertor, "regex", _SEGMENT))
+
+
+def _pattern_error(name: str, text: str, pattern: str) -> dict[str, Any]:
+    """A value its path parameter's convertor refuses, as pydantic words a pattern mismatch."""
+    msg = f"String should match pattern '{pattern}'"
+    if pattern == _SEGMENT:
+        msg += ": one path segment, not empty and without '/' (not even as %2F)"
+    return {
+        "type": "string_pattern_mismatch",
+        "loc": ["path", name],
+        "msg": msg,
+        "input": text,
+        "ctx": {"pattern": pattern},
+    }
+
+
 def body_value(plan: CallPlan, arguments: Mapping[str, Any]) -> Any:
     """The request body for the route, as the JSON value it encodes (the route's form fields too)."""
     if plan.body_mode == "value":
@@ -104,10 +163,14 @@ def body_value(plan: CallPlan, arguments: Mapping[str, Any]) -> Any:
 
 
 def build_request(plan: CallPlan, arguments: Mapping[str, Any]) -> tuple[str, bytes, bytes, bytes]:
-    """(path, raw_path, query_string, body) for the route, from the tool arguments."""
+    """(path, raw_path, query_string, body) for the route, from the tool arguments.
+
+    The path values are those :func:`path_errors` let through: each is one segment (a ``/`` only
+    in a ``{name:path}`` one), percent-encoded in ``raw_path`` as a REST client would send it.
+    """
     path_values = {name: str(arguments.get(name, "")) for name in plan.path_params}
     path = plan.path_format.format(**path_values) if path_values else plan.path_format
-    raw_path = plan.path_format.format(**{k: quote(v, safe="") for k, v in path_values.items()})
+    raw_path = plan.path_format.format(**{k: quote(v, safe="/") for k, v in path_values.items()})
     pairs = query_pairs(plan, arguments)
     query = urlencode(pairs).encode() if pairs else b""
     return path, raw_path.encode(), query, _body(plan, arguments)
@@ -127,12 +190,13 @@ def _body(plan: CallPlan, arguments: Mapping[str, Any]) -> bytes:
 def route_scope(
     app: ASGIApp,
     outer_scope: Scope,
+    route: Any,
     plan: CallPlan,
     arguments: Mapping[str, Any],
     forwarded: list[tuple[bytes, bytes]],
     record: CallRecord,
 ) -> tuple[Scope, bytes]:
-    """The HTTP scope and body of the REST request that the tool call stands for."""
+    """The HTTP scope and body of the REST request that the tool call of ``route`` stands for."""
     path, raw_path, query, body = build_request(plan, arguments)
     content_type = b"application/x-www-form-urlencoded" if plan.form_body else b"application/json"
     headers = [*forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
@@ -152,6 +216,7 @@ def route_scope(
         "headers": headers,
         "state": dict(outer_scope.get("state") or {}),
         SCOPE_KEY: record,
+        TICKET_KEY: ToolRouteTicket(route),
     }
     return scope, body
 
@@ -159,6 +224,7 @@ def route_scope(
 async def call_route(
     app: ASGIApp,
     outer_scope: Scope,
+    route: Any,
     plan: CallPlan,
     arguments: Mapping[str, Any],
     forwarded: list[tuple[bytes, bytes]],
@@ -169,11 +235,14 @@ async def call_route(
 
     ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
     ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
+    Raises :class:`ToolRouteRefused` when the request did not reach ``route`` where the app
+    chooses a route: then no route ran.
     """
-    errors = argument_errors(plan, arguments)
+    errors = argument_errors(plan, arguments) + path_errors(route, plan, arguments)
     if errors:  # no request of the route carries these: answer as FastAPI does, not a 404
         return _invalid_arguments(errors)
-    scope, body = route_scope(app, outer_scope, plan, arguments, forwarded, record)
+    scope, body = route_scope(app, outer_scope, route, plan, arguments, forwarded, record)
+    ticket: ToolRouteTicket = scope[TICKET_KEY]
     captured = CapturedResponse()
     sent_body = False
 
@@ -191,6 +260,8 @@ async def call_route(
         if find_signal(exc) is None:
             raise
         # Suspended or missing a capability: the record says which; nothing is answered.
+    if ticket.refusal is not None:
+        raise ToolRouteRefused(ticket.refusal)
     return captured
 
 

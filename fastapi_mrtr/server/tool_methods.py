@@ -23,7 +23,7 @@ from .pagination import listing
 from .param_headers import check_param_headers
 from .results import error_result, tool_result
 from .rounds import run_round
-from .route_entry import RouteEntry
+from .route_entry import RouteEntry, ToolRouteGuard, ToolRouteRefused, ToolRouteTicket
 from .tools import ToolDefinition, ToolSpec, build_tool
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -121,6 +121,14 @@ class ToolMethods:
         self._registry = registry
         self._sealer = sealer
         self._options = options
+        # Where the app's router chooses a route, a tool call may only run its own (see route_entry).
+        self._guarded = ToolRouteGuard.install(app.router)
+        if not self._guarded:
+            logger.error(
+                "fastapi-mrtr: the app router's own middleware hides where it chooses a route, so the "
+                "plugin cannot check that a tool call runs only its tool's route; tool calls that walk "
+                "the app (your middleware sits below the plugin's) are refused"
+            )
 
     async def list_tools(self, rpc: RpcRequest) -> JSONObject:
         tools = [tool.wire for tool in self._registry.resolved().values()]
@@ -168,15 +176,18 @@ class ToolMethods:
         if route_entry is not None and direct is not None:
 
             def scope_for() -> tuple[Scope, bytes]:
-                scope, body = route_scope(self._app, rpc.scope, tool.plan, arguments, forwarded, record)
-                route_entry.prepare(tool.route, scope)
+                scope, body = route_scope(self._app, rpc.scope, tool.route, tool.plan, arguments, forwarded, record)
+                if not route_entry.prepare(tool.route, scope):  # its arguments were checked: not expected
+                    raise ToolRouteRefused(ToolRouteTicket(tool.route).refuse(scope))
                 return scope, body
 
             response = await direct.call(arguments, record, route_entry.exception_handlers, scope_for)
             if response is not None:
                 return response
+        if route_entry is None and not self._guarded:
+            raise ToolRouteRefused("the app's router cannot be checked to run only the tool's route (see the log)")
         entry = self._entry_for(tool.route)
-        return await call_route(self._app, rpc.scope, tool.plan, arguments, forwarded, record, entry)
+        return await call_route(self._app, rpc.scope, tool.route, tool.plan, arguments, forwarded, record, entry)
 
     def _direct_call(self, tool: ToolDefinition) -> DirectCall | None:
         known = self._direct_calls.get(tool.name)
@@ -187,6 +198,10 @@ class ToolMethods:
 
 
 def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:
+    refused = find_exception(exc, ToolRouteRefused)
+    if refused is not None:
+        logger.warning("tool %r was not run: %s", tool.name, refused)
+        return error_result(f"Tool {tool.name!r} was not run: {refused}.")
     diverged = find_exception(exc, ReplayDivergedError)
     if diverged is not None:
         logger.warning("tool %r: %s", tool.name, diverged)

@@ -4,11 +4,13 @@ With nothing of the user's between the plugin's middleware and the router, an in
 goes straight into its route's ASGI app (``RouteEntry``). These tests pin what the skipped layers
 (exception middleware, exit-stack middleware, router) did and the route must still see: exception
 handlers, ``yield`` dependencies closed after the call, the router and route in the scope, an
-included router's prefix and dependencies, and the full walk for anything that does not match.
+included router's prefix and dependencies, and a refusal (never the router) for a scope the
+route does not match.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -19,7 +21,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
-from fastapi_mrtr.server.route_entry import RouteEntry
+from fastapi_mrtr.server.route_entry import RouteEntry, ToolRouteRefused
 
 pytestmark = pytest.mark.anyio
 
@@ -131,28 +133,26 @@ async def test_the_tools_own_route_runs_even_when_an_earlier_route_would_shadow_
 # --- when the direct entry is not taken -------------------------------------------------------
 
 
-async def test_a_route_that_does_not_match_the_scope_takes_the_full_walk() -> None:
-    walked: list[str] = []
-
-    async def full_walk(scope: Scope, receive: Receive, send: Send) -> None:
-        walked.append(scope["path"])
-
+async def test_a_route_that_does_not_match_the_scope_is_refused_never_handed_to_the_router() -> None:
     class Unmatched:
-        app = staticmethod(full_walk)
+        path = "/x/{name}"
+
+        async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+            raise AssertionError("the route must not run")
 
         def matches(self, scope: Scope) -> tuple[Match, Scope]:
             return Match.NONE, {}
 
-    entry = RouteEntry(({}, {}), FastAPI().router, full_walk)
+    entry = RouteEntry(({}, {}), FastAPI().router)
 
     async def receive() -> Message:
         return {"type": "http.request", "body": b""}
 
     async def send(message: Message) -> None:
-        raise AssertionError("the full walk was expected to answer")
+        raise AssertionError("nothing may answer")
 
-    await entry.call(Unmatched(), {"type": "http", "path": "/x"}, receive, send)
-    assert walked == ["/x"]
+    with pytest.raises(ToolRouteRefused, match=re.escape("does not match the tool's route /x/{name}")):
+        await entry.call(Unmatched(), {"type": "http", "method": "GET", "path": "/y"}, receive, send)
 
 
 async def test_only_the_known_stack_below_the_plugin_gets_a_direct_entry() -> None:
