@@ -1,15 +1,21 @@
 """What the endpoint answered, as an MCP ``CallToolResult`` (a plain dict, ready to encode).
 
 2xx JSON becomes ``structuredContent`` (wrapped as ``{"result": ...}`` when the output is not an
-object) plus the same JSON as a text block; images and audio become their content blocks; any
-other status becomes ``isError: true`` keeping the status and FastAPI's ``detail``, so the model
-can read what went wrong (a 422 lists the invalid arguments).
+object) plus the same JSON as a text block; the text of a string route with a text response class
+becomes ``{"result": text}`` beside its text block; images and audio become their content blocks;
+any other status becomes ``isError: true`` keeping the status and FastAPI's ``detail``, so the
+model can read what went wrong (a 422 lists the invalid arguments).
+
+A tool that publishes an ``outputSchema`` always answers conforming ``structuredContent`` or an
+error: a 2xx response that cannot be structured as promised (a route returning a ``Response`` of
+another kind itself) becomes ``isError: true``, since clients reject such a result outright.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,6 +23,8 @@ from pydantic import ValidationError
 from ..protocol import CallToolResult, JSONObject, dump
 from .invoke import CapturedResponse
 from .tools import ToolDefinition
+
+logger = logging.getLogger("fastapi_mrtr")
 
 
 def error_result(text: str) -> JSONObject:
@@ -30,10 +38,12 @@ def tool_result(tool: ToolDefinition, response: CapturedResponse) -> JSONObject:
     kind = response.content_type
     if tool.raw_result:
         return _raw_result(tool, body)
+    if tool.has_output_schema:
+        return _structured_result(tool, body, kind)
     if not body:
         return {"resultType": "complete", "content": [], "isError": False}
-    if kind == "application/json" or kind.endswith("+json"):
-        return _json_result(tool, body)
+    if _is_json(kind):
+        return _json_result(body)
     if kind.startswith(("image/", "audio/")):
         block = {"type": kind.split("/", 1)[0], "data": base64.b64encode(body).decode(), "mimeType": kind}
         return {"resultType": "complete", "content": [block], "isError": False}
@@ -41,16 +51,55 @@ def tool_result(tool: ToolDefinition, response: CapturedResponse) -> JSONObject:
     return {"resultType": "complete", "content": [{"type": "text", "text": text}], "isError": False}
 
 
-def _json_result(tool: ToolDefinition, body: bytes) -> JSONObject:
+def _json_result(body: bytes) -> JSONObject:
     text = body.decode("utf-8")
     result: JSONObject = {"resultType": "complete", "content": [{"type": "text", "text": text}], "isError": False}
-    if tool.output_wrapped:
-        result["structuredContent"] = {"result": json.loads(body)}
-    elif tool.has_output_schema or body[:1] == b"{":
+    if body[:1] == b"{":
         value = json.loads(body)
         if isinstance(value, dict):
             result["structuredContent"] = value
     return result
+
+
+def _structured_result(tool: ToolDefinition, body: bytes, kind: str) -> JSONObject:
+    """The result of a tool with an outputSchema: its structuredContent, or why there is none."""
+    if tool.output == "text":
+        if kind and not kind.startswith("text/"):
+            return _unstructured(tool, f"a {kind} body where its outputSchema promises text")
+        text = body.decode("utf-8", errors="replace")
+        structured: Any = {"result": text}
+    else:
+        if not _is_json(kind):
+            return _unstructured(tool, f"a {kind or 'untyped'} body where its outputSchema promises JSON")
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return _unstructured(tool, "a body that is not JSON where its outputSchema promises JSON")
+        if tool.output == "wrapped":
+            structured = {"result": value}
+        elif isinstance(value, dict):
+            structured = value
+        else:
+            return _unstructured(tool, f"a JSON {type(value).__name__} where its outputSchema promises an object")
+        text = body.decode("utf-8", errors="replace")
+    content = [{"type": "text", "text": text}]
+    return {"resultType": "complete", "content": content, "structuredContent": structured, "isError": False}
+
+
+def _unstructured(tool: ToolDefinition, what: str) -> JSONObject:
+    # Clients refuse a result without conforming structuredContent from a tool that declares an
+    # outputSchema, so the mismatch is the route's error, reported where its author will look.
+    logger.warning(
+        "tool %r: the route answered %s; return the value itself (not a Response object) or declare "
+        "response_model=None to publish no outputSchema",
+        tool.name,
+        what,
+    )
+    return error_result(f"Tool {tool.name!r} answered {what}; the details were logged on the server.")
+
+
+def _is_json(kind: str) -> bool:
+    return kind == "application/json" or kind.endswith("+json")
 
 
 def _raw_result(tool: ToolDefinition, body: bytes) -> JSONObject:

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from fastapi import params as fastapi_params
 from fastapi._compat import field_annotation_is_sequence
+from fastapi.datastructures import DefaultPlaceholder
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Json, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -26,6 +28,13 @@ from .param_headers import ParamHeader, param_headers
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 BodyMode = Literal["none", "fields", "value", "embedded"]
+
+# What a successful response of the tool's route becomes (see "Output schema" in docs/api.md):
+# "free": no outputSchema is published; a JSON object still becomes structuredContent.
+# "object": the route's JSON object is structuredContent, as its outputSchema describes.
+# "wrapped": the route's JSON value (not an object) is structuredContent as {"result": value}.
+# "text": the route answers a string as text (PlainTextResponse...): {"result": text}.
+OutputShape = Literal["free", "object", "wrapped", "text"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +90,7 @@ class ToolDefinition:
     route: APIRoute
     plan: CallPlan
     wire: JSONObject  # the tools/list entry, ready to send
-    output_wrapped: bool  # structuredContent is {"result": value} (non-object output)
-    has_output_schema: bool
+    output: OutputShape  # how a 2xx response becomes structuredContent
     raw_result: bool  # the route returns a CallToolResult: its JSON is the tool result
     arguments: frozenset[str] = field(default_factory=frozenset)
     param_headers: tuple[ParamHeader, ...] = ()  # x-mcp-header bindings (SEP-2243)
@@ -90,6 +98,10 @@ class ToolDefinition:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def has_output_schema(self) -> bool:
+        return self.output != "free"
 
 
 def validate_tool_name(name: str) -> str:
@@ -118,7 +130,7 @@ def build_tool(spec: ToolSpec, route: APIRoute) -> ToolDefinition:
     else:
         input_schema = _input_schema(spec.name, route, plan)
     raw_result = _returns_call_tool_result(route)
-    output_schema, wrapped = (None, False) if raw_result else _output_schema(route)
+    output_schema, output = (None, "free") if raw_result else _output_schema(route)
     annotations = default_annotations(method).model_copy(
         update=spec.annotations.model_dump(exclude_none=True) if spec.annotations else {}
     )
@@ -139,8 +151,7 @@ def build_tool(spec: ToolSpec, route: APIRoute) -> ToolDefinition:
         route=route,
         plan=plan,
         wire=wire,
-        output_wrapped=wrapped,
-        has_output_schema=output_schema is not None,
+        output=output,
         raw_result=raw_result,
         arguments=frozenset(arguments),
         param_headers=param_headers(spec.name, input_schema),
@@ -334,21 +345,98 @@ def _returns_call_tool_result(route: APIRoute) -> bool:
     return isinstance(model, type) and issubclass(model, CallToolResult)
 
 
-def _output_schema(route: APIRoute) -> tuple[JSONObject | None, bool]:
+def _output_schema(route: APIRoute) -> tuple[JSONObject | None, OutputShape]:
+    """The outputSchema to publish, and how results are structured to conform to it.
+
+    A schema is published only when every 2xx response of the route, as FastAPI serializes the
+    return value, can be structured to match it: JSON of the response model, or the text of a
+    string sent by a text response class. Anything else (a binary or streaming response class,
+    a non-string value as text, a body trimmed by ``response_model_include``/``_exclude``)
+    publishes none, so that no client is promised a structure it will not get.
+    """
     model = route.response_model
-    if model is None:
-        return None, False
-    schema = TypeAdapter(model).json_schema(mode="serialization", by_alias=True)
+    if model is None or route.response_model_include or route.response_model_exclude:
+        return None, "free"
+    schema = TypeAdapter(model).json_schema(mode="serialization", by_alias=route.response_model_by_alias)
     schema = _resolve_root_ref(schema)
     if not schema:  # ``-> Any``: nothing is promised about the output
-        return None, False
-    if schema.get("type") == "object":
-        return schema, False
+        return None, "free"
+    if route.response_model_exclude_none:
+        schema = _none_fields_optional(schema)
+    response_class = _response_class(route)
+    if _sends_json(response_class):
+        if schema.get("type") == "object":
+            return schema, "object"
+        return _wrapped(schema), "wrapped"
+    if _sends_text(response_class) and _is_text_schema(schema):
+        return _wrapped(schema), "text"
+    return None, "free"
+
+
+def _wrapped(schema: JSONObject) -> JSONObject:
+    schema = dict(schema)
     defs = schema.pop("$defs", None)
     wrapped: JSONObject = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
     if defs:
         wrapped["$defs"] = defs
-    return wrapped, True
+    return wrapped
+
+
+def _response_class(route: APIRoute) -> type[Response]:
+    declared = route.response_class
+    value = declared.value if isinstance(declared, DefaultPlaceholder) else declared
+    return value if isinstance(value, type) else JSONResponse
+
+
+def _sends_json(response_class: type[Response]) -> bool:
+    media_type = response_class.media_type or ""
+    return issubclass(response_class, JSONResponse) or media_type == "application/json" or media_type.endswith("+json")
+
+
+def _sends_text(response_class: type[Response]) -> bool:
+    """A class that sends the rendered string as its body (Response, PlainTextResponse, HTMLResponse)."""
+    if issubclass(response_class, (StreamingResponse, FileResponse, RedirectResponse)):
+        return False
+    media_type = response_class.media_type
+    return media_type is None or (media_type.startswith("text/") and media_type != "text/event-stream")
+
+
+def _is_text_schema(schema: JSONObject) -> bool:
+    """A string value, sent as its own text (bytes are not text: their body need not be UTF-8)."""
+    return schema.get("type") == "string" and schema.get("format") != "binary"
+
+
+def _none_fields_optional(schema: JSONObject) -> JSONObject:
+    """``response_model_exclude_none`` drops fields whose value is None: they cannot stay required."""
+    defs = schema.get("$defs", {})
+
+    def nullable(node: Any, seen: frozenset[str] = frozenset()) -> bool:
+        if not isinstance(node, dict):
+            return False
+        if not node or node.get("type") == "null":  # ``{}`` (Any) admits null too
+            return True
+        if isinstance(node.get("type"), list) and "null" in node["type"]:
+            return True
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref not in seen:
+            return nullable(defs.get(ref.removeprefix("#/$defs/")), seen | {ref})
+        return any(nullable(v, seen) for key in ("anyOf", "oneOf") for v in node.get(key, ()))
+
+    def relax(node: Any) -> Any:
+        if isinstance(node, list):
+            return [relax(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: relax(value) for key, value in node.items()}
+        properties = node.get("properties")
+        if isinstance(properties, dict) and isinstance(node.get("required"), list):
+            out["required"] = [name for name in node["required"] if not nullable(properties.get(name))]
+            if not out["required"]:
+                del out["required"]
+        return out
+
+    relaxed: JSONObject = relax(schema)
+    return relaxed
 
 
 def _resolve_root_ref(schema: JSONObject) -> JSONObject:

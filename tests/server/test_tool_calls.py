@@ -207,7 +207,9 @@ async def test_unexpected_exception_is_a_safe_tool_error(
     assert "Traceback" in caplog.text
 
 
-async def test_non_json_response_becomes_text(server_factory: ServerFactory) -> None:
+async def test_plain_text_response_is_a_text_block_and_wrapped_structured_content(
+    server_factory: ServerFactory,
+) -> None:
     app, mcp = server_factory()
 
     @mcp.tool()
@@ -216,10 +218,31 @@ async def test_non_json_response_becomes_text(server_factory: ServerFactory) -> 
         return "just text"
 
     async with connect(app) as client:
+        tool = await client.tool("plain")
         result = await client.call("plain")
+    assert tool["outputSchema"]["properties"]["result"]["type"] == "string"
     assert result["isError"] is False
     assert result["content"] == [{"type": "text", "text": "just text"}]
+    assert result["structuredContent"] == {"result": "just text"}
+
+
+async def test_a_response_that_breaks_the_output_schema_is_a_logged_tool_error(
+    server_factory: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    app, mcp = server_factory()
+
+    @mcp.tool()
+    @app.get("/book", response_model=Order)
+    async def book() -> Response:
+        return PlainTextResponse("not an order")
+
+    async with connect(app) as client:
+        result = await client.call("book")
+    assert result["isError"] is True
     assert "structuredContent" not in result
+    assert "text/plain" in result["content"][0]["text"]
+    [record] = [r for r in caplog.records if r.name == "fastapi_mrtr"]
+    assert "'book'" in record.getMessage() and "response_model=None" in record.getMessage()
 
 
 # --- FastAPI machinery ----------------------------------------------------------------------------

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import enum
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pytest
 from fastapi import APIRouter, Body, Cookie, Depends, FastAPI, Header, Query
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from fastapi.security import (
     APIKeyCookie,
     APIKeyHeader,
@@ -15,10 +19,12 @@ from fastapi.security import (
     OAuth2PasswordBearer,
 )
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from mcp import Client
 from mcp_helpers import connect, make_server, rpc_error
 from pydantic import BaseModel, Field
 
 from fastapi_mrtr import MCP, ToolAnnotations
+from tests.support import running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -562,6 +568,236 @@ async def test_structured_content_with_json_text_block(server_factory: ServerFac
     [block] = result["content"]
     assert block["type"] == "text"
     assert json.loads(block["text"]) == result["structuredContent"] == {"title": "T\u00e9", "price": 3.0, "tags": []}
+
+
+# --- the output rule: every outputSchema is kept by every answer ------------------------------------
+
+
+class Color(str, enum.Enum):
+    red = "red"
+    blue = "blue"
+
+
+class Maybe(BaseModel):
+    n: int
+    note: str | None
+
+
+class Aliased(BaseModel):
+    full_name: str = Field(alias="fullName")
+
+
+class PngResponse(Response):
+    media_type = "image/png"
+
+
+class VendorJson(JSONResponse):
+    media_type = "application/vnd.shop+json"
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+ABSENT = object()  # no structuredContent in the result
+
+
+@dataclass(frozen=True)
+class OutputCase:
+    """One route shape: whether it publishes an outputSchema and what its result structures."""
+
+    name: str
+    route: dict[str, Any]  # keyword arguments of app.get
+    endpoint: Callable[[], Any]  # one function per case: a tool finds its route by its function
+    structured: Any = ABSENT
+    schema: bool = True
+    error: bool = False
+
+
+def _tag() -> Tag:
+    return Tag(name="x")
+
+
+async def _text() -> str:
+    return "just text"
+
+
+def _maybe_int() -> int | None:
+    return None
+
+
+OUTPUT_CASES = [
+    # JSON response classes: the body is the response model's JSON.
+    OutputCase("json_model", {}, _tag, {"name": "x"}),
+    OutputCase("json_response_model", {"response_model": Tag}, lambda: {"name": "y", "dropped": 1}, {"name": "y"}),
+    OutputCase("json_dict", {"response_model": dict[str, int]}, lambda: {"a": 1}, {"a": 1}),
+    OutputCase("json_str", {"response_model": str}, lambda: "s", {"result": "s"}),
+    OutputCase("json_int", {"response_model": int}, lambda: 7, {"result": 7}),
+    OutputCase("json_list", {"response_model": list[Tag]}, lambda: [Tag(name="a")], {"result": [{"name": "a"}]}),
+    OutputCase("json_optional_none", {}, _maybe_int, {"result": None}),
+    OutputCase(
+        "json_union",
+        {"response_model": Tag | WithId},
+        lambda: WithId(id=1, name="n"),
+        {"result": {"id": 1, "name": "n"}},
+    ),
+    OutputCase(
+        "json_class", {"response_class": JSONResponse, "response_model": Tag}, lambda: Tag(name="x"), {"name": "x"}
+    ),
+    OutputCase(
+        "json_vendor_class", {"response_class": VendorJson, "response_model": Tag}, lambda: _tag(), {"name": "x"}
+    ),
+    OutputCase(
+        "json_exclude_none",
+        {"response_model": Maybe, "response_model_exclude_none": True},
+        lambda: Maybe(n=1, note=None),
+        {"n": 1},
+    ),
+    OutputCase(
+        "json_by_field_name",
+        {"response_model": Aliased, "response_model_by_alias": False},
+        lambda: Aliased(fullName="A"),
+        {"full_name": "A"},
+    ),
+    OutputCase(
+        "json_returns_json_response",
+        {"response_model": Tag},
+        lambda: JSONResponse({"name": "direct"}),
+        {"name": "direct"},
+    ),
+    # Text response classes: the body is the string itself.
+    OutputCase("plain_str", {"response_class": PlainTextResponse}, _text, {"result": "just text"}),
+    OutputCase(
+        "plain_empty_str", {"response_class": PlainTextResponse, "response_model": str}, lambda: "", {"result": ""}
+    ),
+    OutputCase(
+        "html_str",
+        {"response_class": HTMLResponse, "response_model": str},
+        lambda: "<b>hi</b>",
+        {"result": "<b>hi</b>"},
+    ),
+    OutputCase("response_str", {"response_class": Response, "response_model": str}, lambda: "bare", {"result": "bare"}),
+    OutputCase(
+        "plain_enum",
+        {"response_class": PlainTextResponse, "response_model": Color},
+        lambda: Color.blue,
+        {"result": "blue"},
+    ),
+    OutputCase(
+        "plain_constrained",
+        {"response_class": PlainTextResponse, "response_model": Annotated[str, Field(max_length=3)]},
+        lambda: "abc",
+        {"result": "abc"},
+    ),
+    # Shapes that cannot be structured publish no outputSchema.
+    OutputCase(
+        "plain_optional_str",
+        {"response_class": PlainTextResponse, "response_model": str | None},
+        lambda: "maybe",
+        schema=False,
+    ),
+    OutputCase("bytes_body", {"response_class": Response, "response_model": bytes}, lambda: b"raw", schema=False),
+    OutputCase(
+        "image_class",
+        {"response_class": PngResponse, "response_model": bytes},
+        lambda: Response(PNG, media_type="image/png"),
+        schema=False,
+    ),
+    OutputCase(
+        "streaming_class",
+        {"response_class": StreamingResponse, "response_model": str},
+        lambda: StreamingResponse(iter(["chunk"])),
+        schema=False,
+    ),
+    OutputCase(
+        "exclude_fields",
+        {"response_model": WithId, "response_model_exclude": {"name"}},
+        lambda: WithId(id=1, name="n"),
+        {"id": 1},
+        schema=False,
+    ),
+    OutputCase(
+        "include_fields",
+        {"response_model": WithId, "response_model_include": {"id"}},
+        lambda: WithId(id=1, name="n"),
+        {"id": 1},
+        schema=False,
+    ),
+    OutputCase("untyped", {"response_model": None}, lambda: {"free": 1}, {"free": 1}, schema=False),
+    OutputCase("any", {"response_model": Any}, lambda: [1], schema=False),
+    OutputCase("returns_response", {}, lambda: PlainTextResponse("raw text"), schema=False),
+    # A route answering, itself, a Response its outputSchema does not describe: an error result.
+    OutputCase("model_returns_text", {"response_model": Tag}, lambda: PlainTextResponse("oops"), error=True),
+    OutputCase("model_returns_empty", {"response_model": Tag}, lambda: Response(status_code=200), error=True),
+    OutputCase("model_returns_list", {"response_model": Tag}, lambda: JSONResponse([1]), error=True),
+    OutputCase(
+        "text_returns_image",
+        {"response_class": PlainTextResponse, "response_model": str},
+        lambda: Response(PNG, media_type="image/png"),
+        error=True,
+    ),
+    # Error statuses are isError results, which need no structuredContent.
+    OutputCase(
+        "model_answers_409",
+        {"response_model": Tag},
+        lambda: JSONResponse({"detail": "busy"}, status_code=409),
+        error=True,
+    ),
+]
+
+
+def output_cases_app() -> FastAPI:
+    """One tool per entry of OUTPUT_CASES, at ``/out/<name>``."""
+    app, mcp = make_server()
+    for case in OUTPUT_CASES:
+        app.get(f"/out/{case.name}", **case.route)(case.endpoint)
+        mcp.tool(name=case.name)(case.endpoint)
+    return app
+
+
+def check_output_rule(case: OutputCase, tool: JSON, result: JSON) -> None:
+    assert ("outputSchema" in tool) is case.schema, (case.name, tool)
+    assert result["isError"] is case.error, (case.name, result)
+    if case.schema:
+        assert_valid_schema(tool["outputSchema"])
+    if case.structured is ABSENT:
+        assert "structuredContent" not in result, (case.name, result)
+        return
+    assert result["structuredContent"] == case.structured, (case.name, result)
+    if case.schema:
+        assert conforms(tool["outputSchema"], result["structuredContent"]), (case.name, tool, result)
+
+
+async def test_every_output_schema_is_kept_by_its_results() -> None:
+    app = output_cases_app()
+    async with connect(app) as client:
+        tools = {t["name"]: t for t in await client.list_tools()}
+        for case in OUTPUT_CASES:
+            check_output_rule(case, tools[case.name], await client.call(case.name))
+
+
+async def test_text_results_keep_their_text_block() -> None:
+    async with connect(output_cases_app()) as client:
+        plain = await client.call("plain_str")
+        image = await client.call("image_class")
+        raw = await client.call("bytes_body")
+        refused = await client.call("model_returns_text")
+    assert plain["content"] == [{"type": "text", "text": "just text"}]
+    assert image["content"] == [{"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"}]
+    assert raw["content"] == [{"type": "text", "text": "raw"}]
+    assert "model_returns_text" in refused["content"][0]["text"] and "outputSchema" in refused["content"][0]["text"]
+
+
+async def test_official_client_accepts_every_result() -> None:
+    """mcp 2.3.0 checks structuredContent against outputSchema itself: no case may trip it."""
+    with running_server(output_cases_app()) as base:
+        async with Client(f"{base}/mcp", mode="2026-07-28") as client:
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            for case in OUTPUT_CASES:
+                result = await client.call_tool(case.name, {})
+                assert result.is_error is case.error, (case.name, result)
+                assert (listed[case.name].output_schema is not None) is case.schema, case.name
+                if case.structured is not ABSENT:
+                    assert result.structured_content == case.structured, case.name
 
 
 # --- routes registered later ------------------------------------------------------------------------
