@@ -153,6 +153,7 @@ class RpcEndpoint:
             await send_json(send, reject.status, body, extra)
             return
         except ClientDisconnected:
+            await _answer_departed_client(send)
             return
         if rpc is None:  # a notification
             await send_empty(send, 202)
@@ -351,6 +352,10 @@ class RpcEndpoint:
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
+            # No message follows a cancel; the empty end only completes the response (see
+            # _answer_departed_client for why one must be completed).
+            await start()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         watcher.cancel()
         status, message = work.result()
@@ -371,6 +376,18 @@ def _accepts_json(accept: str | None) -> bool:
 
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+async def _answer_departed_client(send: Send) -> None:
+    """Answer a request whose client left before its body was complete: nothing was dispatched.
+
+    The server drops the answer (the socket is closed), but one must be sent: Starlette's
+    ``BaseHTTPMiddleware`` (every ``@app.middleware("http")``) raises "No response returned."
+    when the app below it returns without one, and the server logs that as a traceback. A 400,
+    as FastAPI answers a plain route whose body was cut short.
+    """
+    body = error_body(None, INVALID_REQUEST, "Invalid request: the client disconnected before the body was complete")
+    await send_json(send, 400, body)
 
 
 async def _wait_disconnect(receive: Receive) -> None:
