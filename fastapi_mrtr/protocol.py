@@ -24,6 +24,9 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
+# The methods whose target the Mcp-Name header repeats, and the param it repeats.
+NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
 # JSON-RPC 2.0 and MCP error codes.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

@@ -15,11 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import JSONObject
+from ..protocol import NAMED_METHODS, JSONObject
 from ._errors import InvalidToolHeaders
 
 ACCEPT = "application/json, text/event-stream"
-NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 X_MCP_HEADER = "x-mcp-header"
 PARAM_PREFIX = "Mcp-Param-"

@@ -27,6 +27,7 @@ from ..protocol import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     METHOD_NOT_FOUND,
+    NAMED_METHODS,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -37,6 +38,7 @@ from ..protocol import (
 from .call import Notify
 from .flow import ServerError
 from .json_codec import decode, encode
+from .missing_pieces import missing_message, missing_pieces, refusal_code, what_to_send
 from .options import ServerOptions
 from .transport import (
     SSE_HEADERS,
@@ -55,7 +57,6 @@ from .transport import (
 logger = logging.getLogger("fastapi_mrtr")
 
 STATUS_OF_CODE = {METHOD_NOT_FOUND: 404, INTERNAL_ERROR: 500}
-NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -241,6 +242,10 @@ class RpcEndpoint:
     def _check_meta(
         self, params: JSONObject, method: str, headers: dict[str, str], request_id: RequestId
     ) -> JSONObject:
+        missing = missing_pieces(params, method, headers)
+        if len(missing) > 1:
+            data = {"missing": missing, "send": what_to_send(params, method)}
+            raise _Reject(400, refusal_code(missing), missing_message(missing), data, request_id=request_id)
         header_version = headers.get("mcp-protocol-version")
         meta = params.get("_meta")
         if meta is not None and header_version is None:

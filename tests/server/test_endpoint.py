@@ -150,6 +150,65 @@ async def test_meta_without_version_header_is_header_mismatch(bookshop: Bookshop
     rpc_error(response, 400, HEADER_MISMATCH, 13)
 
 
+async def test_a_bare_request_is_told_everything_it_lacks_and_what_to_send(bookshop: BookshopFactory) -> None:
+    """A first curl carries none of the MCP pieces: one refusal names them all, not one per try."""
+    bare = {"content-type": "application/json", "accept": "application/json"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 21,
+        "method": "tools/call",
+        "params": {"name": "get_book", "arguments": {"book_id": 1}},
+    }
+    async with connect(bookshop()) as client:
+        response = await client.post_raw(json.dumps(call), bare)
+        error = rpc_error(response, 400, INVALID_PARAMS, 21)
+        assert error["data"]["missing"] == [
+            "MCP-Protocol-Version header",
+            "Mcp-Method header",
+            "Mcp-Name header",
+            "params._meta",
+        ]
+        for piece in error["data"]["missing"]:
+            assert piece in error["message"]
+        send = error["data"]["send"]
+        assert send["headers"] == {"MCP-Protocol-Version": PROTOCOL, "Mcp-Method": "tools/call", "Mcp-Name": "get_book"}
+        # What the refusal says to send is enough: the same call with it succeeds.
+        fixed = {**call, "params": {**call["params"], "_meta": send["_meta"]}}
+        response = await client.post_raw(json.dumps(fixed), {**bare, **send["headers"]})
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["isError"] is False
+
+
+async def test_several_missing_meta_fields_are_named_together(bookshop: BookshopFactory) -> None:
+    headers = make_headers("tools/list")
+    del headers["mcp-method"]
+    async with connect(bookshop()) as client:
+        body = {"jsonrpc": "2.0", "id": 22, "method": "tools/list", "params": {"_meta": {}}}
+        response = await client.post_raw(json.dumps(body), headers)
+    error = rpc_error(response, 400, INVALID_PARAMS, 22)
+    assert error["data"]["missing"] == [
+        "Mcp-Method header",
+        f"params._meta[{VERSION_KEY!r}]",
+        f"params._meta[{CAPS_KEY!r}]",
+    ]
+    assert "Mcp-Name" not in error["data"]["send"]["headers"]  # tools/list names nothing
+
+
+async def test_only_named_headers_missing_is_a_header_mismatch(bookshop: BookshopFactory) -> None:
+    headers = make_headers("tools/call", "get_book")
+    del headers["mcp-method"], headers["mcp-name"]
+    async with connect(bookshop()) as client:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 23,
+            "method": "tools/call",
+            "params": {"name": "get_book", "_meta": make_meta()},
+        }
+        response = await client.post_raw(json.dumps(body), headers)
+    error = rpc_error(response, 400, HEADER_MISMATCH, 23)
+    assert error["data"]["missing"] == ["Mcp-Method header", "Mcp-Name header"]
+
+
 async def test_meta_present_without_header_wins_over_missing_capabilities(bookshop: BookshopFactory) -> None:
     headers = make_headers("tools/list")
     del headers["mcp-protocol-version"]
