@@ -2,7 +2,10 @@
 
 Elicitation forms are flat: an object of primitive properties (string, number, integer, boolean,
 enums and multi-select arrays). Pydantic's JSON Schema is made flat here: ``$ref`` to enums are
-inlined and ``Optional[X]`` becomes ``X`` (not required).
+inlined and ``Optional[X]`` becomes ``X`` (not required). What the spec's primitive schemas do not
+allow is left out rather than sent: a default that is not of the field's type (``None`` for an
+``Optional[str] = None``; clients reject the whole request over it) and a string format other
+than the four the spec names.
 """
 
 from __future__ import annotations
@@ -93,4 +96,31 @@ def _flatten(prop: JSONObject, defs: dict[str, Any]) -> JSONObject:
         out["items"] = _flatten(out["items"], defs)
     if "enum" in out and "type" not in out:
         out["type"] = "string"
-    return out
+    return _conforming(out)
+
+
+STRING_FORMATS = frozenset({"date", "date-time", "email", "uri"})  # StringSchema.format, 2026-07-28
+
+
+def _conforming(prop: JSONObject) -> JSONObject:
+    """``prop`` without the keywords a primitive schema of its type cannot carry."""
+    kind = prop.get("type")
+    if "default" in prop and not _default_fits(kind, prop["default"]):
+        prop = {k: v for k, v in prop.items() if k != "default"}
+    if "format" in prop and (kind != "string" or prop["format"] not in STRING_FORMATS):
+        prop = {k: v for k, v in prop.items() if k != "format"}
+    return prop
+
+
+def _default_fits(kind: Any, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "array":
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return False
