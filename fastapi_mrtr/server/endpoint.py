@@ -47,6 +47,7 @@ from .transport import (
     decode_header_value,
     header_map,
     host_allowed,
+    in_process_test_client,
     origin_allowed,
     read_body,
     send_empty,
@@ -174,7 +175,8 @@ class RpcEndpoint:
         options = self.options
         if not origin_allowed(headers.get("origin"), options.allowed_origins):
             raise _Reject(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
-        if not host_allowed(headers.get("host"), options.allowed_hosts):
+        host = headers.get("host")
+        if not host_allowed(host, options.allowed_hosts) and not in_process_test_client(scope, host):
             raise _Reject(421, INVALID_REQUEST, "Misdirected request: Host not allowed (see allowed_hosts)")
         if scope["method"] != "POST":
             raise _Reject(405, INVALID_REQUEST, "Method not allowed: this MCP endpoint accepts POST only")

@@ -75,6 +75,18 @@ def host_allowed(host: str | None, allowed: tuple[str, ...]) -> bool:
     return name in LOCAL_HOSTS or "*" in allowed or name in allowed or host.lower() in allowed
 
 
+def in_process_test_client(scope: Scope, host: str | None) -> bool:
+    """A request from Starlette's ``TestClient`` with its defaults: it never crossed a network.
+
+    ``TestClient`` sends ``Host: testserver`` from the peer ``("testclient", 50000)``. No socket
+    has that peer (servers put an IP address there, and a proxy's ``X-Forwarded-For`` is not
+    the browser's to write), so a DNS-rebinding page cannot pass for it; accepting it lets
+    users test their apps with FastAPI's own test client unchanged.
+    """
+    client = scope.get("client")
+    return host == "testserver" and isinstance(client, (tuple, list)) and tuple(client) == ("testclient", 50000)
+
+
 def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
     if origin is None:
         return True
