@@ -97,6 +97,8 @@ class MCP:
             self._capabilities,
             self._endpoint.server_info,
             max_streams=self.options.subscription_max_streams,
+            max_streams_per_caller=self.options.subscription_max_streams_per_caller,
+            principal_resolver=self.options.principal_resolver,
             max_seconds=self.options.subscription_max_seconds,
             keepalive_seconds=self.options.subscription_keepalive_seconds,
         )

@@ -44,8 +44,9 @@ class ServerOptions:
     Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope`` (the caching hints of every list,
     ``resources/read`` and ``server/discover`` result).
     Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
-    ``subscription_max_streams`` (open streams at once), ``subscription_max_seconds`` (the longest a
-    stream stays open before the server ends it), ``subscription_keepalive_seconds``.
+    ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
+    (open streams of one caller: its principal, else its client address), ``subscription_max_seconds``
+    (the longest a stream stays open before the server ends it), ``subscription_keepalive_seconds``.
     """
 
     name: str = "fastapi-mrtr"
@@ -74,6 +75,7 @@ class ServerOptions:
 
     subscriptions: bool = True
     subscription_max_streams: int = 1000
+    subscription_max_streams_per_caller: int = 16
     subscription_max_seconds: float = 3600.0
     subscription_keepalive_seconds: float = 15.0
 
@@ -84,8 +86,10 @@ class ServerOptions:
             raise ValueError("max_body_bytes and page_size must be positive")
         if self.cache_ttl_ms < 0:
             raise ValueError("cache_ttl_ms must be >= 0")
-        if self.subscription_max_streams <= 0 or self.subscription_max_seconds <= 0:
-            raise ValueError("subscription_max_streams and subscription_max_seconds must be positive")
+        if min(self.subscription_max_streams, self.subscription_max_streams_per_caller) <= 0:
+            raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
+        if self.subscription_max_seconds <= 0:
+            raise ValueError("subscription_max_seconds must be positive")
         if self.subscription_keepalive_seconds <= 0:
             raise ValueError("subscription_keepalive_seconds must be positive")
         object.__setattr__(self, "forward_headers", tuple(h.lower() for h in self.forward_headers))

@@ -6,7 +6,9 @@ honours; every message carries ``_meta["io.modelcontextprotocol/subscriptionId"]
 request's id), and only the kinds the client asked for are sent.
 
 Publishing (``mcp.notify_tools_changed()`` and friends) is cheap, never blocks and works from any
-thread. Streams are bounded: at most ``subscription_max_streams`` at once, each open for at most
+thread. Streams are bounded: at most ``subscription_max_streams`` at once, at most
+``subscription_max_streams_per_caller`` of them for one caller (its principal, else its client
+address, so that one anonymous client cannot take every slot), each open for at most
 ``subscription_max_seconds`` (then the server ends it gracefully with the listen result), each with
 a small coalescing queue. A stream ends as soon as its client disconnects.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import threading
 import time
@@ -27,8 +30,17 @@ from typing import Any
 
 from starlette.types import Send
 
-from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, META_SERVER_INFO, META_SUBSCRIPTION_ID, JSONObject, RequestId
+from ..protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    JSONObject,
+    RequestId,
+)
 from .endpoint import RpcRequest, error_body
+from .options import PrincipalResolver
 from .transport import SSE_HEADERS, send_json, sse_event
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -52,6 +64,7 @@ QUEUE_SIZE = 256
 @dataclass(eq=False)  # identity semantics: listeners live in a set
 class _Listener:
     subscription_id: RequestId
+    caller: str
     loop: asyncio.AbstractEventLoop
     methods: frozenset[str]
     uris: frozenset[str]
@@ -97,13 +110,18 @@ class SubscriptionHub:
         max_streams: int,
         max_seconds: float,
         keepalive_seconds: float,
+        max_streams_per_caller: int | None = None,
+        principal_resolver: PrincipalResolver | None = None,
     ) -> None:
         self._capabilities = capabilities  # the live dict served by server/discover
         self._server_info = server_info
         self.max_streams = max_streams
+        self.max_streams_per_caller = max_streams_per_caller or max_streams
+        self._principal_of = principal_resolver
         self.max_seconds = max_seconds
         self.keepalive_seconds = keepalive_seconds
         self._listeners: set[_Listener] = set()
+        self._streams_of: dict[str, int] = {}  # caller -> its open streams
         self._lock = threading.Lock()
 
     @property
@@ -162,23 +180,49 @@ class SubscriptionHub:
         methods = frozenset(LIST_FILTERS[flag][2] for flag in LIST_FILTERS if honoured.get(flag))
         listener = _Listener(
             subscription_id=rpc.id,
+            caller=self._caller(rpc),
             loop=asyncio.get_running_loop(),
             methods=methods,
             uris=frozenset(honoured.get("resourceSubscriptions", [])),
         )
-        with self._lock:
-            full = len(self._listeners) >= self.max_streams
-            if not full:
-                self._listeners.add(listener)
-        if full:
-            body = error_body(rpc.id, INTERNAL_ERROR, "Too many subscription streams; retry later")
-            await send_json(send, 503, body, [(b"retry-after", b"5")])
+        refusal = self._admit(listener)
+        if refusal is not None:
+            status, code, message = refusal
+            await send_json(send, status, error_body(rpc.id, code, message), [(b"retry-after", b"5")])
             return
         try:
             await self._stream(rpc, send, listener, honoured)
         finally:
-            with self._lock:
-                self._listeners.discard(listener)
+            self._release(listener)
+
+    def _caller(self, rpc: RpcRequest) -> str:
+        """Who holds a stream: the principal (hashed: no token is kept), else the client address."""
+        principal = self._principal_of(rpc.headers) if self._principal_of else None
+        if principal is not None:
+            return "principal:" + hashlib.sha256(principal.encode("utf-8")).hexdigest()
+        client = rpc.scope.get("client")
+        return f"address:{client[0] if client else 'unknown'}"
+
+    def _admit(self, listener: _Listener) -> tuple[int, int, str] | None:
+        """Take a slot for ``listener``, or say why not: the server is full, or its caller is."""
+        with self._lock:
+            if len(self._listeners) >= self.max_streams:
+                return 503, INTERNAL_ERROR, "Too many subscription streams; retry later"
+            held = self._streams_of.get(listener.caller, 0)
+            if held >= self.max_streams_per_caller:
+                limit = self.max_streams_per_caller
+                message = f"Too many subscription streams for this caller (at most {limit}); close one first"
+                return 429, INVALID_REQUEST, message
+            self._streams_of[listener.caller] = held + 1
+            self._listeners.add(listener)
+        return None
+
+    def _release(self, listener: _Listener) -> None:
+        with self._lock:
+            self._listeners.discard(listener)
+            left = self._streams_of.pop(listener.caller, 1) - 1
+            if left > 0:
+                self._streams_of[listener.caller] = left
 
     async def _stream(self, rpc: RpcRequest, send: Send, listener: _Listener, honoured: JSONObject) -> None:
         meta = {META_SUBSCRIPTION_ID: rpc.id}

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from mcp_helpers import CAPS_KEY, PROTOCOL, VERSION_KEY, connect, make_headers, make_meta, make_server, rpc_error
 from starlette.types import Message
 
-from fastapi_mrtr import MCP
+from fastapi_mrtr import MCP, ServerOptions
 
 pytestmark = pytest.mark.anyio
 
@@ -34,10 +34,21 @@ METHOD_NOT_FOUND = -32601
 class Listen:
     """One ``subscriptions/listen`` request sent straight to the ASGI app."""
 
-    def __init__(self, app: FastAPI, notifications: Any, request_id: int | str = 1, accept: str | None = None) -> None:
+    def __init__(
+        self,
+        app: FastAPI,
+        notifications: Any,
+        request_id: int | str = 1,
+        accept: str | None = None,
+        *,
+        client: tuple[str, int] = ("127.0.0.1", 50000),
+        authorization: str | None = None,
+    ) -> None:
         params = {"_meta": make_meta(), "notifications": notifications}
         body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
         headers = make_headers("subscriptions/listen", **({"accept": accept} if accept else {}))
+        if authorization is not None:
+            headers["authorization"] = authorization
         self._body = body.encode()
         self._scope = {
             "type": "http",
@@ -50,7 +61,7 @@ class Listen:
             "root_path": "",
             "query_string": b"",
             "headers": [(b"host", b"localhost")] + [(k.encode(), v.encode()) for k, v in headers.items()],
-            "client": ("127.0.0.1", 50000),
+            "client": client,
             "server": ("localhost", 80),
         }
         self._app = app
@@ -275,6 +286,50 @@ async def test_the_number_of_streams_is_bounded() -> None:
         assert await second.response_start() == 503
         body = await second.body()
         assert body["id"] == 2 and body["error"]["code"] == -32603
+
+
+async def test_one_caller_cannot_take_every_stream() -> None:
+    """An anonymous client is counted by address, a signed-in one by principal, each on its own."""
+    app, _ = make_server(subscription_max_streams=10, subscription_max_streams_per_caller=2)
+    flags = {"toolsListChanged": True}
+    async with (
+        listening(app, flags, 1) as first,
+        listening(app, flags, 2) as second,
+    ):
+        await first.frame()
+        await second.frame()
+        third = Listen(app, flags, request_id=3).start()
+        assert await third.response_start() == 429
+        body = await third.body()
+        assert body["id"] == 3 and body["error"]["code"] == -32600
+        assert "at most 2" in body["error"]["message"]
+        # Others still get streams: another address, and a principal from the same address.
+        other = Listen(app, flags, request_id=4, client=("127.0.0.2", 40000)).start()
+        signed_in = Listen(app, flags, request_id=5, authorization="Bearer alice").start()
+        assert await other.response_start() == 200
+        assert await signed_in.response_start() == 200
+        await other.disconnect()
+        await signed_in.disconnect()
+        await first.disconnect()
+        # A closed stream gives its caller's slot back.
+        again = Listen(app, flags, request_id=6).start()
+        assert await again.response_start() == 200
+        await again.disconnect()
+
+
+async def test_a_principal_is_limited_from_every_address() -> None:
+    app, _ = make_server(subscription_max_streams_per_caller=1)
+    flags = {"toolsListChanged": True}
+    first = Listen(app, flags, request_id=1, authorization="Bearer bob").start()
+    assert await first.response_start() == 200
+    elsewhere = Listen(app, flags, request_id=2, authorization="Bearer bob", client=("10.0.0.9", 1234)).start()
+    assert await elsewhere.response_start() == 429
+    await first.disconnect()
+
+
+def test_the_per_caller_limit_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="per_caller"):
+        ServerOptions(subscription_max_streams_per_caller=0)
 
 
 @pytest.mark.parametrize(
