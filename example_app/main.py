@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
 
-from fastapi_mrtr import MCP, Context, ReplayStore, ServerOptions
+from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ReplayStore, ServerOptions
 
 from .auth import current_user, optional_user
 from .db import get_db
@@ -26,13 +26,14 @@ BookId = Annotated[int, Path(ge=1, le=ID_MAX)]  # within SQLite's integers, so a
 
 
 def _replay_store() -> ReplayStore | None:
-    """Single-use requestState shared by all replicas when ``MRTR_REDIS_URL`` is set."""
+    """Single-use requestState: in Redis for all replicas (``MRTR_REDIS_URL``), or in this one process
+    (``BOOKSHOP_SINGLE_USE=1``). Optional: the keyed writes below are safe to retry without it."""
     url = os.environ.get("MRTR_REDIS_URL")
-    if not url:
-        return None
-    from fastapi_mrtr.server.redis_store import RedisReplayStore
+    if url:
+        from fastapi_mrtr.server.redis_store import RedisReplayStore
 
-    return RedisReplayStore(url)
+        return RedisReplayStore(url)
+    return InMemoryReplayStore() if os.environ.get("BOOKSHOP_SINGLE_USE") == "1" else None
 
 
 app = FastAPI(title="Bookshop", version="1.0.0")
@@ -99,17 +100,18 @@ async def place_order(
     if shipping.content is None:
         return Receipt(status="cancelled")
     details = shipping.content
-
-    def create_order() -> int:
-        cursor = db.execute(
-            "INSERT INTO orders (book_id, quantity, shipping, customer, gift_note) VALUES (?, ?, ?, ?, ?)",
-            (book.id, order.quantity, details.speed, user.name if user else None, details.gift_note),
-        )
-        db.commit()
-        return int(cursor.lastrowid or 0)
-
-    order_id = await ctx.once("create", create_order)
-    return Receipt(status="placed", order_id=order_id, total_cents=total, shipping=details.speed)
+    # A client that lost our answer sends this last round again, maybe many times at once, and each
+    # run gets here. The key is the same on every run of this flow, and UNIQUE in the database:
+    # the first run inserts the order, every other run inserts nothing and finds that order.
+    key = ctx.idempotency_key("order")
+    db.execute(
+        "INSERT INTO orders (book_id, quantity, shipping, customer, gift_note, idempotency_key)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING",
+        (book.id, order.quantity, details.speed, user.name if user else None, details.gift_note, key),
+    )
+    db.commit()
+    placed = Order(**dict(db.execute("SELECT * FROM orders WHERE idempotency_key = ?", (key,)).fetchone()))
+    return Receipt(status="placed", order_id=placed.id, total_cents=total, shipping=placed.shipping)
 
 
 @mcp.tool()
@@ -118,13 +120,32 @@ async def delete_book(book_id: BookId, ctx: Context, db: Db, user: Annotated[Use
     """Remove a book from the catalogue (admins only). Asks for confirmation first."""
     if not user.is_admin:
         raise HTTPException(403, "Only admins may delete books")
+    key = ctx.idempotency_key("delete")  # the same on every round and every retry of this flow
+    if (deleted := _deleted_by(db, key)) is not None:
+        return deleted  # a retry after this flow deleted it: the same answer, nothing deleted
     book = _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
     answer = await ctx.elicit(f"Really delete {book.title!r}? This cannot be undone.", bool, key="delete")
     if answer.content is not True:
         raise HTTPException(409, "Deletion not confirmed")
-    db.execute("DELETE FROM books WHERE id = ?", (book_id,))
-    db.commit()
-    return book
+    with db:  # one transaction: the record of the deletion (its key is unique) and the deletion itself
+        recorded = db.execute(
+            "INSERT INTO deleted_books (idempotency_key, id, title, author, price_cents)"
+            " SELECT ?, id, title, author, price_cents FROM books WHERE id = ? ON CONFLICT DO NOTHING",
+            (key, book_id),
+        )
+        if recorded.rowcount:  # else a concurrent retry of this flow deleted it, or another flow did
+            db.execute("DELETE FROM books WHERE id = ?", (book_id,))
+    deleted = _deleted_by(db, key)
+    if deleted is None:  # another flow deleted the book first
+        raise HTTPException(404, "No such book")
+    return deleted
+
+
+def _deleted_by(db: sqlite3.Connection, key: str) -> Book | None:
+    """The book that the flow with this idempotency key deleted, if it did."""
+    query = "SELECT id, title, author, price_cents FROM deleted_books WHERE idempotency_key = ?"
+    row = db.execute(query, (key,)).fetchone()
+    return None if row is None else Book(**dict(row))
 
 
 @mcp.tool()
@@ -143,16 +164,15 @@ async def review_book(book_id: BookId, ctx: Context, db: Db) -> Review:
     confirm = await ctx.elicit(f"Publish your {stars}-star review?", bool, key="publish")
     if confirm.content is not True:
         return Review(status="discarded", rating=stars)
-
-    def save() -> int:
-        cursor = db.execute(
-            "INSERT INTO reviews (book_id, rating, comment) VALUES (?, ?, ?)", (book_id, stars, comment)
-        )
-        db.commit()
-        return int(cursor.lastrowid or 0)
-
-    review_id = await ctx.once("save", save)
-    return Review(status="saved", review_id=review_id, rating=stars)
+    key = ctx.idempotency_key("review")  # a retried last round saves nothing twice (see place_order)
+    db.execute(
+        "INSERT INTO reviews (book_id, rating, comment, idempotency_key) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (idempotency_key) DO NOTHING",
+        (book_id, stars, comment, key),
+    )
+    db.commit()
+    saved = db.execute("SELECT id, rating FROM reviews WHERE idempotency_key = ?", (key,)).fetchone()
+    return Review(status="saved", review_id=saved["id"], rating=saved["rating"])
 
 
 @mcp.tool()
