@@ -36,6 +36,8 @@ _KEEP = {
     "minItems",
     "maxItems",
 }
+# A multi-select's items are its choices and nothing else (no title from the enum's definition).
+_ITEM_KEYS = {"type", "enum", "anyOf"}
 
 
 def requested_schema_for(schema: Any) -> JSONObject:
@@ -77,7 +79,8 @@ def _build_schema(schema: Any) -> JSONObject:
         if raw.get("required"):
             out["required"] = list(raw["required"])
         return out
-    value = _flatten(TypeAdapter(schema).json_schema(), {})
+    raw = TypeAdapter(schema).json_schema()
+    value = _flatten(raw, raw.get("$defs", {}))  # Optional[Enum] and list[Enum] refer to the enum
     return {"type": "object", "properties": {"value": value}, "required": ["value"]}
 
 
@@ -93,7 +96,8 @@ def _flatten(prop: JSONObject, defs: dict[str, Any]) -> JSONObject:
             return _flatten({**non_null[0], **{k: v for k, v in prop.items() if k != "anyOf"}}, defs)
     out = {k: v for k, v in prop.items() if k in _KEEP}
     if "items" in out and isinstance(out["items"], dict):
-        out["items"] = _flatten(out["items"], defs)
+        items = _flatten(out["items"], defs)
+        out["items"] = {k: v for k, v in items.items() if k in _ITEM_KEYS}
     if "enum" in out and "type" not in out:
         out["type"] = "string"
     return _conforming(out)

@@ -32,6 +32,7 @@ class Profile(BaseModel):
     colour: Literal["red", "green"] = Field(default="green", title="Colour")
     size: Size = Field(default=Size.small, title="Size")
     tags: list[Literal["sci-fi", "fantasy"]] = Field(default_factory=list, title="Tags")
+    sizes: list[Size] = Field(default_factory=list, title="Sizes")  # a multi-select of an Enum
     note: str | None = Field(default=None, max_length=200, title="Note")
 
 

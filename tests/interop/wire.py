@@ -225,13 +225,18 @@ def _form_issues(params: Mapping[str, Any], where: str) -> list[str]:
     issues: list[str] = []
     properties = schema.get("properties") or {}
     for name, prop in properties.items():
-        at = f"{where}.requestedSchema.properties.{name}"
-        found = _validation_issues(PRIMITIVE_SCHEMA, prop, at, "PrimitiveSchemaDefinition")
-        issues += found or strict_issues(PRIMITIVE_SCHEMA, prop, at) or _default_issues(prop, at)
+        issues += property_issues(prop, f"{where}.requestedSchema.properties.{name}")
     for name in schema.get("required") or []:
         if name not in properties:
             issues.append(f"{where}.requestedSchema.required: {name!r} is not a property")
     return issues
+
+
+def property_issues(prop: Any, where: str) -> list[str]:
+    """One property of a form's requested schema: a primitive schema definition, strictly, whose
+    default is one of its own values."""
+    found = _validation_issues(PRIMITIVE_SCHEMA, prop, where, "PrimitiveSchemaDefinition")
+    return found or strict_issues(PRIMITIVE_SCHEMA, prop, where) or _default_issues(prop, where)
 
 
 def _default_issues(prop: Mapping[str, Any], where: str) -> list[str]:
