@@ -16,6 +16,9 @@
     ├── InvalidServerResponse                a reply that breaks the wire rules (not JSON, not
     │                                         JSON-RPC 2.0, wrong id, malformed error, unknown
     │                                         resultType, bad result shape)
+    │   └── InvalidStructuredContent         a tool result that does not fit the tool's
+    │                                         outputSchema (no structuredContent, content that
+    │                                         does not conform, a schema that cannot be used)
     ├── HttpStatusError                      a non-2xx HTTP reply without a JSON-RPC error about
     │                                         the request (whatever else its body holds)
     ├── StreamClosedError                    an SSE stream ended (or its connection dropped)
@@ -31,10 +34,10 @@ middle of an SSE stream (``httpx.RemoteProtocolError``): that is a stream ending
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ..mrtr import InputRequiredResult
-from ..protocol import McpError, RequestId
+from ..protocol import CallToolResult, JSONObject, McpError, RequestId
 
 
 class McpServerError(McpError):
@@ -89,6 +92,34 @@ class InvalidServerResponse(MrtrClientError):
     def __init__(self, message: str, body: Any = None) -> None:
         super().__init__(message)
         self.body = body
+
+
+class InvalidStructuredContent(InvalidServerResponse):
+    """A complete, non-error ``tools/call`` result that breaks the tool's ``outputSchema``.
+
+    ``problem`` says how: ``"missing"`` (no ``structuredContent``), ``"nonconforming"`` (it does
+    not validate; ``path`` is where, e.g. ``$.order_id``) or ``"invalid_schema"`` (the schema
+    itself is broken, so nothing can be checked). ``result`` is the parsed result, for callers
+    that want it anyway; ``schema`` is the ``outputSchema`` it was checked against.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool: str,
+        problem: Literal["missing", "nonconforming", "invalid_schema"],
+        result: CallToolResult,
+        schema: JSONObject,
+        path: str | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message, body)
+        self.tool = tool
+        self.problem = problem
+        self.result = result
+        self.schema = schema
+        self.path = path
 
 
 class HttpStatusError(MrtrClientError):

@@ -2,9 +2,9 @@
 
 Stateless like the wire: nothing is negotiated up front. Every request carries its own
 ``_meta`` (protocol version, client info, the capabilities the registered handlers imply) and
-the matching headers. The only memory across requests is a cache of each tool's
-``x-mcp-header`` declarations, learned from ``tools/list``, used to mirror arguments into
-``Mcp-Param-*`` headers.
+the matching headers. The only memory across requests is what ``tools/list`` said of each
+tool: its ``x-mcp-header`` declarations, used to mirror arguments into ``Mcp-Param-*`` headers,
+and its ``outputSchema``, used to check the ``structuredContent`` of its results.
 """
 
 from __future__ import annotations
@@ -45,15 +45,17 @@ from ..protocol import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
+    McpError,
     ReadResourceResult,
     Result,
     Tool,
     dump,
 )
-from ._errors import InvalidServerResponse, InvalidToolHeaders, McpServerError
+from ._errors import InvalidServerResponse, InvalidToolHeaders, McpServerError, MrtrClientError
 from ._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
 from ._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
 from ._loop import InputRequiredLoop
+from ._output_schema import OutputSchemas
 from ._transport import HttpRpc, NotificationSink
 from ._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
 from .options import ClientOptions
@@ -78,6 +80,12 @@ class MrtrClient:
     instead). ``headers`` are added to every request. ``on_progress`` receives the
     progress notifications of every request (a progress token is then sent on each);
     ``on_notification`` receives any other notification streamed over SSE.
+
+    ``validate_structured_content`` (on by default) checks every complete, non-error
+    ``tools/call`` result against the tool's ``outputSchema``, as the official clients do, and
+    raises :class:`~fastapi_mrtr.client.InvalidStructuredContent` when ``structuredContent`` is
+    missing or does not conform. The schema comes from ``tools/list``; a tool not listed yet is
+    listed (every page) once, lazily, and a tool the server does not list is not checked.
     """
 
     def __init__(
@@ -90,6 +98,7 @@ class MrtrClient:
         on_progress: ProgressCallback | None = None,
         on_notification: NotificationCallback | None = None,
         auth: httpx.Auth | None = None,
+        validate_structured_content: bool = True,
     ) -> None:
         if http_client is not None and auth is not None:
             raise ValueError("pass auth to your own httpx.AsyncClient (AsyncClient(auth=...)), not to MrtrClient")
@@ -105,6 +114,9 @@ class MrtrClient:
         self._protocol_version = self.options.protocol_version
         self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
         self._invalid_tools: dict[str, str] = {}
+        self.validate_structured_content = validate_structured_content
+        self._output_schemas = OutputSchemas()
+        self._unlisted: set[str] = set()  # called tools that a full listing did not include
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -172,7 +184,7 @@ class MrtrClient:
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         """One page of ``tools/list``, minus tools with invalid ``x-mcp-header`` annotations."""
         page = await self._simple("tools/list", _cursor(cursor), ListToolsResult)
-        page.tools = [tool for tool in page.tools if self._learn_tool(tool)]
+        page.tools = [tool for tool in page.tools if self._learn_tool(tool, page.ttl_ms)]
         return page
 
     async def list_all_tools(self) -> list[Tool]:
@@ -210,13 +222,19 @@ class MrtrClient:
     ) -> CallToolResult | InputRequiredResult:
         """``tools/call``. With ``auto_fulfill`` (the default) the MRTR loop runs to a complete
         :class:`CallToolResult`; without it an :class:`InputRequiredResult` comes back as is and
-        you retry with ``input_responses`` and ``request_state`` yourself."""
+        you retry with ``input_responses`` and ``request_state`` yourself.
+
+        Raises :class:`~fastapi_mrtr.client.InvalidStructuredContent` for a complete result that
+        breaks the tool's ``outputSchema`` (unless ``validate_structured_content=False``)."""
         if name in self._invalid_tools:
             raise InvalidToolHeaders(f"tool {name!r} must not be called: {self._invalid_tools[name]}")
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        return await self._flow(
+        result = await self._flow(
             "tools/call", params, CallToolResult, input_responses, request_state, progress_callback, meta
         )
+        if isinstance(result, CallToolResult) and self.validate_structured_content:
+            await self._check_structured_content(name, result)
+        return result
 
     async def get_prompt(
         self,
@@ -387,15 +405,49 @@ class MrtrClient:
                 return True
         return False
 
-    def _learn_tool(self, tool: Tool) -> bool:
+    def _learn_tool(self, tool: Tool, ttl_ms: int) -> bool:
+        self._unlisted.discard(tool.name)
         try:
             self._tool_headers[tool.name] = scan_param_headers(tool.input_schema)
         except InvalidToolHeaders as exc:
             logger.warning("excluding tool %r from tools/list: %s", tool.name, exc)
             self._tool_headers.pop(tool.name, None)
+            self._output_schemas.forget(tool.name)
             self._invalid_tools[tool.name] = str(exc)
             return False
         self._invalid_tools.pop(tool.name, None)
+        self._output_schemas.learn(tool, ttl_ms)
+        return True
+
+    async def _check_structured_content(self, name: str, result: CallToolResult) -> None:
+        """Raise if ``result`` breaks the tool's ``outputSchema``.
+
+        A tool never listed is listed lazily (once per name); one whose listing outlived its
+        ``ttlMs`` is listed again before a result that breaks the cached schema is refused,
+        since the server may have changed the schema since.
+        """
+        if result.is_error:
+            return  # a tool error need not fit the schema (and skipping spares the lazy listing)
+        if not self._output_schemas.knows(name) and name not in self._unlisted and not await self._list_for(name):
+            return
+        error = self._output_schemas.check(name, result)
+        if error is not None and self._output_schemas.is_stale(name) and await self._list_for(name):
+            error = self._output_schemas.check(name, result)
+        if error is not None:
+            raise error
+
+    async def _list_for(self, name: str) -> bool:
+        """List every tool to learn ``name``'s schema; False (and a logged warning) if that fails
+        or the server does not list it: its results then go unchecked rather than unreturned."""
+        try:
+            await self.list_all_tools()
+        except (McpError, MrtrClientError, httpx.HTTPError) as exc:
+            logger.warning("cannot check the structuredContent of tool %r: tools/list failed: %s", name, exc)
+            return False
+        if not self._output_schemas.knows(name):
+            self._unlisted.add(name)
+            logger.warning("tool %r is not in tools/list, so its structuredContent is not checked", name)
+            return False
         return True
 
 

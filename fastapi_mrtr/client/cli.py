@@ -3,7 +3,8 @@
 Without a tool: lists the server's tools. With one: calls it, asks you at the terminal for every
 elicitation the server needs (the MRTR loop retries with your answers) and prints the result.
 Prompts and progress go to stderr, the result to stdout. Exit status: 0 ok, 1 the tool reported
-an error (``isError``), 2 the call failed, 130 interrupted.
+an error (``isError``), 2 the call failed (a result that breaks the tool's ``outputSchema`` too,
+unless ``--no-validate``), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..protocol import (
     TextContent,
     Tool,
 )
-from ._errors import MrtrClientError
+from ._errors import InvalidStructuredContent, MrtrClientError
 from ._forms import TerminalElicitor, format_json
 from ._session import MrtrClient
 from ._types import ProgressNotification
@@ -50,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
         "-H", "--header", action="append", default=[], metavar="'Name: value'", help="extra HTTP header (repeatable)"
     )
     parser.add_argument("--max-rounds", type=int, default=10, help="MRTR retries before giving up (default 10)")
+    parser.add_argument(
+        "--no-validate",
+        dest="validate",
+        action="store_false",
+        help="print the result even if its structuredContent breaks the tool's outputSchema",
+    )
     return parser
 
 
@@ -164,7 +171,9 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
 
     options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds))
     headers = parse_headers(args.header)
-    async with MrtrClient(args.url, options=options, headers=headers, on_progress=on_progress) as client:
+    async with MrtrClient(
+        args.url, options=options, headers=headers, on_progress=on_progress, validate_structured_content=args.validate
+    ) as client:
         client.set_elicitation_handler(TerminalElicitor(terminal.ask, terminal.say))
         if args.tool is None:
             out.write(render_tools(await client.list_all_tools()) + "\n")
@@ -197,6 +206,10 @@ def main(
     except McpError as exc:
         detail = f" {format_json(exc.data)}" if exc.data is not None else ""
         err.write(f"error {exc.code}: {exc.message}{detail}\n")
+        return 2
+    except InvalidStructuredContent as exc:
+        # The tool ran (whatever it did is done); only its answer is unusable as declared.
+        err.write(f"error: {exc}\n  (the server broke its own outputSchema; --no-validate prints the result anyway)\n")
         return 2
     except (MrtrClientError, httpx.HTTPError) as exc:
         err.write(f"error: {exc}\n")

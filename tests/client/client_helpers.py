@@ -73,19 +73,30 @@ class ScriptedServer:
     """An ``httpx.MockTransport`` peer: ``respond(body)`` returns a result or an httpx.Response.
 
     Records every request (headers and body) so tests can assert what went on the wire.
+
+    With ``tools`` (a list of tool objects, ``[]`` for none), the peer answers ``tools/list``
+    itself with one page of them and records those requests in ``listings``, not ``requests``:
+    after a complete ``tools/call`` the client lists the tools once to learn the tool's
+    ``outputSchema``, and a script of rounds should not have to answer that.
     """
 
-    def __init__(self, respond: Any) -> None:
+    def __init__(self, respond: Any, *, tools: list[dict[str, Any]] | None = None) -> None:
         self.respond = respond
+        self.tools = tools
         self.requests: list[httpx.Request] = []
+        self.listings: list[httpx.Request] = []
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
         return [json.loads(r.content) for r in self.requests]
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
         body = json.loads(request.content)
+        if self.tools is not None and body.get("method") == "tools/list":
+            self.listings.append(request)
+            listing = {"resultType": "complete", "tools": self.tools, "ttlMs": 60_000, "cacheScope": "private"}
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": listing})
+        self.requests.append(request)
         reply = self.respond(body)
         if hasattr(reply, "__await__"):
             reply = await reply

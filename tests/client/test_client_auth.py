@@ -420,7 +420,9 @@ async def test_an_expiring_token_is_refreshed_before_the_request(fake: FakeOAuth
     assert grants == ["authorization_code", "refresh_token"]
     assert len(fake.authorizations) == 1
     assert store.tokens[MCP].access_token != first.access_token
-    assert [r.headers.get("authorization") is not None for r in fake.mcp_posts()] == [False, True, True]
+    # The first run's 401 and authorised tools/list, then the call and the tools/list the client
+    # sends after it to learn the tool's outputSchema: both with the refreshed token.
+    assert [r.headers.get("authorization") is not None for r in fake.mcp_posts()] == [False, True, True, True]
 
 
 async def test_a_rejected_token_is_refreshed_after_401(fake: FakeOAuth, http: httpx.AsyncClient) -> None:

@@ -103,7 +103,8 @@ async def test_malformed_notifications_are_logged_and_dropped(
     good = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}
     seen: list[JSONRPCNotification] = []
     server = ScriptedServer(
-        lambda body: sse(notification, good, {"jsonrpc": "2.0", "id": body["id"], "result": text_result("done")})
+        lambda body: sse(notification, good, {"jsonrpc": "2.0", "id": body["id"], "result": text_result("done")}),
+        tools=[],
     )
     with caplog.at_level(logging.WARNING, logger="fastapi_mrtr.client"):
         assert isinstance(await call(server, on_notification=seen.append), CallToolResult)

@@ -57,9 +57,9 @@ def text_of(result: Any) -> str:
 
 
 def rounds_server(*replies: Any) -> ScriptedServer:
-    """Replies in order, one per request."""
+    """Replies in order, one per request; ``tools/list`` (the client's lazy listing) lists none."""
     queue = list(replies)
-    return ScriptedServer(lambda body: queue.pop(0))
+    return ScriptedServer(lambda body: queue.pop(0), tools=[])
 
 
 async def test_each_retry_is_a_new_request_with_original_params_answers_and_exact_state() -> None:
@@ -110,7 +110,7 @@ async def test_state_only_rounds_back_off_and_send_no_answers() -> None:
         stamps.append(time.monotonic())
         return replies.pop(0)
 
-    server = ScriptedServer(respond)
+    server = ScriptedServer(respond, tools=[])
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http, options=ClientOptions(state_only_backoff=(0.05, 0.08)))
         assert text_of(await client.call_tool("t")) == "ok"
@@ -321,7 +321,7 @@ async def test_invalid_results_are_rejected(reply: dict[str, Any]) -> None:
 
 
 async def test_input_required_is_invalid_on_list_methods() -> None:
-    server = rounds_server(input_required({"q": elicit()}, "s"))
+    server = ScriptedServer(lambda body: input_required({"q": elicit()}, "s"))
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http)
         with pytest.raises(InvalidServerResponse, match="tools/list"):

@@ -89,7 +89,7 @@ async def test_sse_reply_delivers_progress_and_notifications_then_the_result() -
 
     notes: list[ProgressNotification] = []
     others: list[JSONRPCNotification] = []
-    server = ScriptedServer(respond)
+    server = ScriptedServer(respond, tools=[])
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http, on_notification=others.append)
         await client.call_tool("t", progress_callback=notes.append)
@@ -104,7 +104,8 @@ async def test_client_level_progress_callback_and_async_callbacks() -> None:
         notes.append(note.progress)
 
     server = ScriptedServer(
-        lambda body: sse(progress(body["params"]["_meta"]["progressToken"], 1), reply(body, text_result("ok")))
+        lambda body: sse(progress(body["params"]["_meta"]["progressToken"], 1), reply(body, text_result("ok"))),
+        tools=[],
     )
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http, on_progress=on_progress)
