@@ -116,6 +116,75 @@ async def test_redis_store_given_a_url_fails_fast_when_redis_is_down() -> None:
     await store.aclose()
 
 
+@asynccontextmanager
+async def a_store(backend: str, request: pytest.FixtureRequest, **redis_options: Any) -> AsyncIterator[ReplayStore]:
+    """A store of ``backend`` used in the test's own loop (closed afterwards)."""
+    if backend == "memory":
+        yield InMemoryReplayStore()
+        return
+    store = RedisReplayStore(request.getfixturevalue("redis_server").url, **redis_options)
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+async def test_a_released_claim_can_be_made_again_once(backend: str, request: pytest.FixtureRequest) -> None:
+    async with a_store(backend, request) as store:
+        expiry = int(time.time()) + 60
+        first = await store.claim("t", expiry)
+        assert first and await store.claim("t", expiry) is None
+        await store.release("t", first)
+        again = await store.claim("t", expiry)
+        assert again and again != first  # each claim has its own receipt
+        assert await store.claim("t", expiry) is None
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+async def test_a_release_with_another_claims_receipt_changes_nothing(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A release resent after a lost reply (the id was claimed again since) leaves the new claim."""
+    async with a_store(backend, request) as store:
+        old = await store.claim("t", None)
+        assert old is not None
+        await store.release("t", old)
+        new = await store.claim("t", None)
+        assert new is not None
+        await store.release("t", old)  # the resent release
+        assert await store.claim("t", None) is None
+        await store.release("t", "not-a-receipt")
+        assert await store.claim("t", None) is None
+        await store.release("never-claimed", "x")  # nothing to release: no error
+
+
+async def test_in_memory_store_keeps_a_claim_made_again_after_release_for_its_own_lifetime() -> None:
+    store = InMemoryReplayStore(max_age_without_expiry=0.2)
+    first = await store.claim("t", None)
+    assert first is not None
+    await asyncio.sleep(0.1)
+    await store.release("t", first)
+    assert await store.claim("t", None)  # forgotten 0.2 s from now, not when the first claim would
+    await asyncio.sleep(0.15)
+    assert await store.claim("t", None) is None
+    await asyncio.sleep(0.1)
+    assert await store.claim("t", None)
+
+
+async def test_redis_store_claims_and_releases_with_a_client_decoding_responses(redis_server: RedisServer) -> None:
+    client = Redis.from_url(redis_server.url, decode_responses=True)
+    store = RedisReplayStore(client, prefix="test:used:")
+    try:
+        receipt = await store.claim("t", None)
+        assert receipt is not None and await client.get("test:used:t") == receipt
+        assert await store.claim("t", None) is None
+        await store.release("t", receipt)
+        assert await client.exists("test:used:t") == 0
+    finally:
+        await client.aclose()
+
+
 # --- behind the server ------------------------------------------------------------------------
 
 
