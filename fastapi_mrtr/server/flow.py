@@ -17,6 +17,7 @@ from ..protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, McpError
 from .call import CallRecord
 from .options import ServerOptions
 from .replay import ReplayLedger
+from .replay_store import NO_HOLD, StateHold, hold_state
 from .request_state import (
     InvalidRequestState,
     RequestStateTooLarge,
@@ -34,11 +35,18 @@ INVALID_STATE_MESSAGE = "Invalid or expired requestState"
 
 
 class ServerError(McpError):
-    """A JSON-RPC error with the HTTP status it should travel with."""
+    """A JSON-RPC error with the HTTP status it should travel with.
 
-    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int = 400) -> None:
+    ``correctable``: the client can fix its request and send the same ``requestState`` again
+    (a single-use state is then released, not used up).
+    """
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, http_status: int = 400, correctable: bool = False
+    ) -> None:
         super().__init__(code, message, data)
         self.http_status = http_status
+        self.correctable = correctable
 
 
 def invalid_state() -> ServerError:
@@ -93,8 +101,9 @@ class FlowSealer:
 
     async def open(
         self, params: JSONObject, binding: Callable[[], StateBinding], headers: Mapping[str, str]
-    ) -> tuple[ReplayLedger, StateClaims | None]:
-        """The ledger of this round and the claims of the incoming state (None on a first round).
+    ) -> tuple[ReplayLedger, StateClaims | None, StateHold]:
+        """The ledger of this round, the claims of the incoming state (None on a first round), and
+        the round's hold on that state when it is single-use: release it on a ``correctable`` refusal.
 
         ``binding`` is only called when there is a state to check: a call that brings none (and
         then completes) never pays for digesting its arguments.
@@ -107,9 +116,10 @@ class FlowSealer:
         token = params.get("requestState")
         if token is None:
             accept = self.options.input_required_config.accept_unsolicited_answers
-            return ReplayLedger.first_round(responses, accept), None
+            return ReplayLedger.first_round(responses, accept), None, NO_HOLD
         claims = await self._verify(token, binding(), headers)
-        return ReplayLedger.from_sealed(claims.data, responses), claims
+        hold = await self._claim(claims) if self.options.replay_store is not None else NO_HOLD
+        return ReplayLedger.from_sealed(claims.data, responses), claims, hold
 
     async def _verify(self, token: object, binding: StateBinding, headers: Mapping[str, str]) -> StateClaims:
         options = self.options
@@ -124,15 +134,14 @@ class FlowSealer:
         except InvalidRequestState as exc:
             logger.warning("requestState refused for %s %r: %s", binding.method, binding.target, exc.reason)
             raise invalid_state() from None
-        if options.replay_store is not None:
-            await self._consume(claims)
         return claims
 
-    async def _consume(self, claims: StateClaims) -> None:
+    async def _claim(self, claims: StateClaims) -> StateHold:
+        """Claim the single-use state before the handler runs: a second claim is refused."""
         store = self.options.replay_store
         assert store is not None
         try:
-            first_use = await store.consume(claims.jti, _usable_until(claims))
+            hold = await hold_state(store, claims.jti, _usable_until(claims))
         except Exception:
             logger.exception("replay store unavailable; refusing the round (fail closed)")
             raise ServerError(
@@ -141,9 +150,10 @@ class FlowSealer:
                 {"reason": "replay_store_unavailable"},
                 http_status=503,
             ) from None
-        if not first_use:
+        if hold is None:
             logger.warning("requestState %s was already used (single-use store)", claims.jti)
             raise invalid_state()
+        return hold
 
     def seal(self, record: CallRecord, binding: StateBinding, claims: StateClaims | None) -> str:
         config = self.options.input_required_config
@@ -189,6 +199,7 @@ class FlowSealer:
                 f"The answers in inputResponses are too large to carry in requestState ({limit} bytes); "
                 "send shorter answers",
                 {"reason": "input_responses_too_large"},
+                correctable=True,
             )
         logger.error("requestState for %r exceeds %d bytes", binding.target, limit)
         raise ServerError(

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .call import SCOPE_KEY, CallRecord, find_signal
 from .json_codec import encode
-from .rest import SERVER_KEY, input_required_body
+from .rest import RECORD_KEY, SERVER_KEY, before_reply, input_required_body
 from .route_entry import RouteEntry
 from .transport import send_json
 
@@ -73,7 +73,9 @@ class MrtrMiddleware:
 
         async def tracking_send(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start" and not started:
+                started = True
+                await before_reply(scope, message["status"])
             await send(message)
 
         try:
@@ -81,13 +83,14 @@ class MrtrMiddleware:
         except BaseException as exc:
             if find_signal(exc) is None:
                 raise
-        record: CallRecord | None = scope.get("fastapi_mrtr.rest")
+        record: CallRecord | None = scope.get(RECORD_KEY)
         if record is None or not (record.suspended or record.missing_capability is not None):
             return
         if started:
             logger.error("an endpoint asked for input after its response had started; the ask is lost")
             return
         status, body = input_required_body(record)
+        await before_reply(scope, status)
         await send_json(send, status, encode(body))
 
 

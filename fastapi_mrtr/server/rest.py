@@ -13,17 +13,20 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException, Request
+from starlette.types import Scope
 
 from ..protocol import JSONObject
 from .call import CallRecord
 from .flow import ServerError
 from .json_codec import decode
+from .replay_store import StateHold
 from .rounds import pending_requests
 
 if TYPE_CHECKING:
     from .app import MCP
 
 SERVER_KEY = "fastapi_mrtr.server"
+RECORD_KEY = "fastapi_mrtr.rest"
 STATE_HEADER = "mrtr-request-state"
 RESPONSES_HEADER = "mrtr-input-responses"
 # A REST caller is a program that can show anything to its user.
@@ -45,7 +48,7 @@ async def rest_record(request: Request) -> CallRecord:
     if headers.get(STATE_HEADER):
         params["requestState"] = headers[STATE_HEADER]
     try:
-        ledger, claims = await sealer.open(params, lambda: binding, headers)
+        ledger, claims, hold = await sealer.open(params, lambda: binding, headers)
     except ServerError as exc:
         raise HTTPException(exc.http_status, detail=exc.to_error()) from None
     record = CallRecord(
@@ -60,11 +63,34 @@ async def rest_record(request: Request) -> CallRecord:
     )
 
     def seal() -> str:
-        return sealer.seal(record, binding, claims)
+        try:
+            return sealer.seal(record, binding, claims)
+        except ServerError as exc:
+            if exc.correctable:
+                refused_correctably(record, exc.http_status)
+            raise
 
     record.extras["seal"] = seal
-    request.scope["fastapi_mrtr.rest"] = record
+    record.extras["hold"] = hold
+    request.scope[RECORD_KEY] = record
     return record
+
+
+def refused_correctably(record: CallRecord, status: int) -> None:
+    """Note that the answer with ``status`` will be a refusal the client can correct and resend."""
+    record.extras["correctable_status"] = status
+
+
+async def before_reply(scope: Scope, status: int) -> None:
+    """Just before a REST answer starts: release the single-use state of a correctable refusal.
+
+    Released before the caller hears of it, so its corrected retry finds the state free. A route
+    that answered otherwise (it ignored a refused ``ctx.input_required``) keeps the state used.
+    """
+    record: CallRecord | None = scope.get(RECORD_KEY)
+    if record is not None and record.extras.get("correctable_status") == status:
+        hold: StateHold = record.extras["hold"]
+        await hold.release()
 
 
 def _responses(raw: str | None) -> JSONObject:
@@ -82,6 +108,7 @@ def _responses(raw: str | None) -> JSONObject:
 def input_required_body(record: CallRecord) -> tuple[int, JSONObject]:
     """(status, body) of the 428 answer for a REST record that is waiting for input."""
     if record.missing_capability is not None:
+        refused_correctably(record, 400)
         return 400, {"detail": "missing client capability", "requiredCapabilities": record.missing_capability}
     try:
         token = record.extras["seal"]()

@@ -2,7 +2,8 @@
 
 Open the incoming state (refusing bad state before anything runs), run the handler with the
 answers it has, then either return its complete result or answer ``input_required`` with the
-questions it is waiting for and the next sealed state.
+questions it is waiting for and the next sealed state. A single-use state is claimed when it is
+opened; a refusal the client can correct (a missing capability, answers too large) releases it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ async def run_round(
 ) -> JSONObject:
     # Built on first use (checking an incoming state, or sealing the next one), then reused.
     binding = sealer.lazy_binding(method, target, arguments, rpc.headers)
-    ledger, claims = await sealer.open(rpc.params, binding, rpc.headers)
+    ledger, claims, hold = await sealer.open(rpc.params, binding, rpc.headers)
     record = CallRecord(
         method=method,
         target=target,
@@ -36,16 +37,21 @@ async def run_round(
         notify=rpc.notify,
         strict_replay=sealer.options.strict_replay,
     )
-    result = await run(record)
-    if record.missing_capability is not None:
-        raise missing_capability(record.missing_capability)
-    if not record.wants_input:
-        return result
-    return {
-        "resultType": "input_required",
-        "inputRequests": pending_requests(record),
-        "requestState": sealer.seal(record, binding(), claims),
-    }
+    try:
+        result = await run(record)
+        if record.missing_capability is not None:
+            raise missing_capability(record.missing_capability)
+        if not record.wants_input:
+            return result
+        return {
+            "resultType": "input_required",
+            "inputRequests": pending_requests(record),
+            "requestState": sealer.seal(record, binding(), claims),
+        }
+    except ServerError as exc:
+        if exc.correctable:  # the client can fix this and resend the same state: give it back
+            await hold.release()
+        raise
 
 
 def missing_capability(required: JSONObject) -> ServerError:
@@ -53,6 +59,7 @@ def missing_capability(required: JSONObject) -> ServerError:
         MISSING_REQUIRED_CLIENT_CAPABILITY,
         "Missing required client capability",
         {"requiredCapabilities": required},
+        correctable=True,
     )
 
 

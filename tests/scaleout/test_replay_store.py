@@ -8,21 +8,31 @@ state is refused with -32602 before the handler runs; a store failure refuses th
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ReplayStore, ServerOptions
+from fastapi_mrtr import (
+    MCP,
+    Context,
+    InMemoryReplayStore,
+    ReplayStore,
+    ServerOptions,
+    make_input_request_for_elicitation,
+)
+from fastapi_mrtr.protocol import MISSING_REQUIRED_CLIENT_CAPABILITY as MISSING_CAPABILITY
 from fastapi_mrtr.server.redis_store import RedisReplayStore
 from tests.scaleout.flows import McpWire, Reply, accept, input_request
 from tests.scaleout.services import RedisServer
-from tests.support import free_port
+from tests.server.mcp_helpers import JSON, McpClient, make_meta, rpc_error
+from tests.support import free_port, running_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 KEY = "single-use-tests-key-0123456789abcdef"
@@ -306,3 +316,265 @@ async def test_a_failing_redis_refuses_the_round_and_consumes_nothing(redis_serv
     finally:
         await store.aclose()
         await admin.aclose()
+
+
+# --- refusals the client can correct give the state back ---------------------------------------
+
+BIG = 20_000  # past the 16 KiB default limit of a sealed state
+FORM_CAPS: JSON = {"elicitation": {"form": {}}}
+
+
+def signing_app(store: ReplayStore, runs: list[str]) -> FastAPI:
+    """A free-text question, then a confirmation; as a tool, and as a REST-only route in manual mode.
+
+    A Redis store is closed when the app shuts down: its connections belong to the server's loop.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if isinstance(store, RedisReplayStore):
+            await store.aclose()
+
+    app = FastAPI(lifespan=lifespan)
+    mcp = MCP(app, options=ServerOptions(name="single-use", request_state_key=KEY, replay_store=store))
+
+    @mcp.tool()
+    @app.post("/sign")
+    async def sign(ctx: Context) -> dict[str, Any]:
+        runs.append(f"sign {ctx.round}")
+        note = await ctx.elicit("A note for the signature?", str, key="note")
+        if note.content == "fail":
+            raise RuntimeError("the signing service is down")
+        ok = await ctx.elicit("Sign it?", bool, key="ok")
+        return {"note": note.content, "ok": ok.content}
+
+    @app.post("/sign-by-hand")
+    async def sign_by_hand(ctx: Context) -> Any:
+        runs.append(f"by-hand {ctx.round}")
+        note = await ctx.elicit("A note for the signature?", str, key="note")
+        if ctx.request_state == "asked-ok":
+            return {"note": note.content, "ok": ctx.input_responses["ok"]["action"] == "accept"}
+        request = make_input_request_for_elicitation("Sign it?", requested_schema={"type": "object", "properties": {}})
+        return ctx.input_required({"ok": request}, request_state="asked-ok")
+
+    app.mount("/mcp", mcp)
+    return app
+
+
+def store_for(backend: str, request: pytest.FixtureRequest) -> ReplayStore:
+    if backend == "memory":
+        return InMemoryReplayStore()
+    return RedisReplayStore(request.getfixturevalue("redis_server").url)
+
+
+@asynccontextmanager
+async def signing_server(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[tuple[McpClient, list[str]]]:
+    """The signing app on real uvicorn with the backend's store, and the record of its runs."""
+    runs: list[str] = []
+    with running_server(signing_app(store_for(backend, request), runs)) as base:
+        async with httpx.AsyncClient(base_url=base) as http:
+            yield McpClient(http), runs
+
+
+async def sign_round(
+    client: McpClient,
+    *,
+    state: str | None = None,
+    answers: JSON | None = None,
+    caps: JSON = FORM_CAPS,
+    request_id: int = 1,
+) -> httpx.Response:
+    params: JSON = {"name": "sign", "arguments": {}}
+    if state is not None:
+        params["requestState"] = state
+    if answers is not None:
+        params["inputResponses"] = answers
+    return await client.post("tools/call", params, meta=make_meta(caps), request_id=request_id)
+
+
+def asked(response: httpx.Response) -> tuple[list[str], str]:
+    """(the keys asked, the next state) of an ``input_required`` answer."""
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["resultType"] == "input_required", result
+    return list(result["inputRequests"]), result["requestState"]
+
+
+def note(text: Any) -> JSON:
+    return {"note": accept({"value": text})}
+
+
+BACKENDS = ["memory", "redis"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_answers_too_large_leave_the_state_usable_with_shorter_ones(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    async with signing_server(backend, request) as (client, runs):
+        _, first = asked(await sign_round(client))
+        for attempt in range(2):  # refused twice in a row: the state is still there
+            too_large = await sign_round(client, state=first, answers=note("D" * BIG), request_id=10 + attempt)
+            error = rpc_error(too_large, 400, -32602, 10 + attempt)
+            assert error["data"] == {"reason": "input_responses_too_large"}
+        keys, second = asked(await sign_round(client, state=first, answers=note("short")))
+        assert keys == ["ok"]
+        replayed = await sign_round(client, state=first, answers=note("short"), request_id=20)
+        assert rpc_error(replayed, 400, -32602, 20)["data"] == {"reason": "invalid_request_state"}
+        done = await sign_round(client, state=second, answers={"ok": accept({"value": True})})
+        assert done.json()["result"]["structuredContent"] == {"note": "short", "ok": True}
+        assert runs == ["sign 0", "sign 1", "sign 1", "sign 1", "sign 2"]  # the refused replay never ran
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_missing_capability_leaves_the_state_usable_once_declared(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    async with signing_server(backend, request) as (client, runs):
+        _, first = asked(await sign_round(client))
+        missing = await sign_round(client, state=first, answers=note("hi"), caps={}, request_id=7)
+        error = rpc_error(missing, 400, MISSING_CAPABILITY, 7)
+        assert error["data"] == {"requiredCapabilities": {"elicitation": {}}}
+        keys, _ = asked(await sign_round(client, state=first, answers=note("hi")))
+        assert keys == ["ok"]
+        assert runs == ["sign 0", "sign 1", "sign 1"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_invalid_answer_is_asked_again_with_a_state_that_works(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A re-ask is a round like any other: its new state carries the flow; the old one is used."""
+    async with signing_server(backend, request) as (client, runs):
+        _, first = asked(await sign_round(client))
+        keys, again = asked(await sign_round(client, state=first, answers=note(5)))  # no string
+        assert keys == ["note"]
+        keys, _ = asked(await sign_round(client, state=again, answers=note("hi")))
+        assert keys == ["ok"]
+        refused = await sign_round(client, state=first, answers=note("hi"), request_id=3)
+        assert rpc_error(refused, 400, -32602, 3)["data"] == {"reason": "invalid_request_state"}
+        assert runs == ["sign 0", "sign 1", "sign 2"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("path", ["/sign", "/sign-by-hand"])
+async def test_a_rest_caller_keeps_its_state_after_answers_too_large(
+    backend: str, path: str, request: pytest.FixtureRequest
+) -> None:
+    async with signing_server(backend, request) as (client, runs):
+        http = client.http
+        first = await http.post(path)
+        assert first.status_code == 428, first.text
+        state = first.json()["requestState"]
+
+        def answering(text: str) -> dict[str, str]:
+            return {"MRTR-Request-State": state, "MRTR-Input-Responses": json.dumps(note(text))}
+
+        too_large = await http.post(path, headers=answering("D" * BIG))
+        assert too_large.status_code == 400, too_large.text
+        assert too_large.json()["detail"]["data"] == {"reason": "input_responses_too_large"}
+        shorter = await http.post(path, headers=answering("short"))
+        assert shorter.status_code == 428, shorter.text
+        assert list(shorter.json()["inputRequests"]) == ["ok"]
+        replayed = await http.post(path, headers=answering("short"))
+        assert replayed.status_code == 400
+        assert replayed.json()["detail"]["data"] == {"reason": "invalid_request_state"}
+        assert len(runs) == 3  # the first round, the refused one, the shorter one
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_concurrent_retries_of_one_state_run_the_handler_exactly_once(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    async with signing_server(backend, request) as (client, runs):
+        _, first = asked(await sign_round(client))
+        replies = await asyncio.gather(
+            *(sign_round(client, state=first, answers=note("hi"), request_id=100 + i) for i in range(20))
+        )
+        assert sorted(r.status_code for r in replies) == [200] + [400] * 19
+        refused = [r.json()["error"]["data"] for r in replies if r.status_code == 400]
+        assert refused == [{"reason": "invalid_request_state"}] * 19
+        assert runs == ["sign 0", "sign 1"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_concurrent_retries_after_a_correctable_refusal_still_run_once(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """The state given back after a refusal is consumed again, once, by its corrected retries."""
+    async with signing_server(backend, request) as (client, runs):
+        _, first = asked(await sign_round(client))
+        too_large = await sign_round(client, state=first, answers=note("D" * BIG), request_id=2)
+        rpc_error(too_large, 400, -32602, 2)
+        replies = await asyncio.gather(
+            *(sign_round(client, state=first, answers=note("hi"), request_id=100 + i) for i in range(20))
+        )
+        assert sorted(r.status_code for r in replies) == [200] + [400] * 19
+        assert runs == ["sign 0", "sign 1", "sign 1"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_round_that_fails_otherwise_uses_its_state(backend: str, request: pytest.FixtureRequest) -> None:
+    """A tool error is the round's outcome, not a refusal to correct: its state stays used."""
+    async with signing_server(backend, request) as (client, runs):
+        _, first = asked(await sign_round(client))
+        failed = await sign_round(client, state=first, answers=note("fail"))
+        assert failed.status_code == 200 and failed.json()["result"]["isError"] is True
+        retried = await sign_round(client, state=first, answers=note("hi"), request_id=2)
+        assert rpc_error(retried, 400, -32602, 2)["data"] == {"reason": "invalid_request_state"}
+        assert runs == ["sign 0", "sign 1"]
+
+
+class ReleaseFails(InMemoryReplayStore):
+    async def release(self, token_id: str, receipt: str) -> None:
+        raise ConnectionError("store went away")
+
+
+async def test_a_failed_release_still_answers_the_refusal_and_leaves_the_state_used(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    runs: list[str] = []
+    with running_server(signing_app(ReleaseFails(), runs)) as base:
+        async with httpx.AsyncClient(base_url=base) as http:
+            client = McpClient(http)
+            _, first = asked(await sign_round(client))
+            too_large = await sign_round(client, state=first, answers=note("D" * BIG), request_id=2)
+            assert rpc_error(too_large, 400, -32602, 2)["data"] == {"reason": "input_responses_too_large"}
+            retried = await sign_round(client, state=first, answers=note("hi"), request_id=3)
+            assert rpc_error(retried, 400, -32602, 3)["data"] == {"reason": "invalid_request_state"}
+    assert "could not release requestState" in caplog.text
+    assert runs == ["sign 0", "sign 1"]
+
+
+class ConsumeOnlyStore:
+    """A store written for the first protocol: one ``consume`` method, no claims to release."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    async def consume(self, token_id: str, expires_at: int | None) -> bool:
+        if token_id in self.used:
+            return False
+        self.used.add(token_id)
+        return True
+
+
+async def test_a_store_with_only_consume_still_makes_state_single_use() -> None:
+    """It keeps working; a refused round's state then stays used (it cannot be released)."""
+    runs: list[str] = []
+    store = cast(ReplayStore, ConsumeOnlyStore())  # typed for the first protocol
+    with running_server(signing_app(store, runs)) as base:
+        async with httpx.AsyncClient(base_url=base) as http:
+            client = McpClient(http)
+            _, first = asked(await sign_round(client))
+            keys, _ = asked(await sign_round(client, state=first, answers=note("hi")))
+            assert keys == ["ok"]
+            replayed = await sign_round(client, state=first, answers=note("hi"), request_id=2)
+            assert rpc_error(replayed, 400, -32602, 2)["data"] == {"reason": "invalid_request_state"}
+            _, other = asked(await sign_round(client))
+            too_large = await sign_round(client, state=other, answers=note("D" * BIG), request_id=3)
+            rpc_error(too_large, 400, -32602, 3)
+            retried = await sign_round(client, state=other, answers=note("hi"), request_id=4)
+            assert rpc_error(retried, 400, -32602, 4)["data"] == {"reason": "invalid_request_state"}
+    assert runs == ["sign 0", "sign 1", "sign 0", "sign 1"]
