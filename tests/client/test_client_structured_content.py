@@ -410,11 +410,13 @@ async def test_the_example_apps_results_conform_and_are_checked(
         ):
             client.set_elicitation_handler(answer)
             books = await client.call_tool("list_books")
+            book = await client.call_tool("get_book", {"book_id": 1})
             order = await client.call_tool("place_order", {"book_id": 1})
     assert isinstance(books, CallToolResult) and isinstance(order, CallToolResult)
+    assert isinstance(book, CallToolResult) and book.structured_content["price_cents"] == 1250
     assert order.structured_content is not None and order.structured_content["status"] == "placed"
     listed = {tool["name"]: tool for call in wire.calls("tools/list") for tool in call.reply["result"]["tools"]}
-    assert "outputSchema" in listed["list_books"] and "outputSchema" in listed["place_order"]
+    assert all("outputSchema" in listed[name] for name in ("list_books", "get_book", "place_order"))
     assert len(wire.calls("tools/list")) == 1  # learned lazily after the first call, then reused
 
 
