@@ -50,7 +50,7 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,19 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from fastapi import FastAPI
 
+from fastapi_mrtr import (
+    CallToolResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    GetPromptResult,
+    ListRootsResult,
+    McpError,
+    ReadResourceResult,
+    Root,
+    TextContent,
+)
 from fastapi_mrtr.client import MrtrClient
 from tests.support import free_port, running_server
 
@@ -336,15 +349,15 @@ class Session:
                 elif block.language == "yaml":
                     list(yaml.safe_load_all(block.source))
         except Exception:
-            return traceback.format_exc(limit=-3)
+            return failure()
         return None
 
     def _python(self, block: Block) -> None:
         namespace = self.module.__dict__
-        # dont_inherit: this file's "from __future__ import annotations" must not leak in.
-        code = compile(
-            self.localise(block.source), block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
-        )
+        # Compiled at its own lines of the Markdown file, so a traceback names (and quotes) the
+        # line of the docs; dont_inherit: this file's "from __future__ import annotations" stays here.
+        source = "\n" * block.line + self.localise(block.source)
+        code = compile(source, block.path, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
         outcome = eval(code, namespace)  # a coroutine when the block awaits at top level
         if asyncio.iscoroutine(outcome):
             self.loop.run_until_complete(outcome)
@@ -402,7 +415,7 @@ class Session:
             try:
                 problem = self._await_tools_list(f"http://127.0.0.1:{port}{block.markers['serves']}", process)
             except Exception:  # it answered, but not as an MCP endpoint does
-                problem = traceback.format_exc(limit=-3)
+                problem = failure()
             finally:
                 _stop(process)
         text = log.read_text()
@@ -429,11 +442,21 @@ class Session:
                 with running_server(app) as base:
                     self.loop.run_until_complete(_list_tools(f"{base}/mcp"))
             except Exception:
-                return traceback.format_exc(limit=-3)
+                return failure()
         return None
 
     def close(self) -> None:
         self.loop.close()
+
+
+def failure() -> str:
+    """The exception being handled: its frames in the docs, then the two where it was raised."""
+    error = sys.exc_info()[1]
+    assert error is not None
+    report = traceback.TracebackException.from_exception(error)
+    last = len(report.stack) - 2
+    frames = [f for i, f in enumerate(report.stack) if f.filename.endswith(".md") or i >= last]
+    return "".join([*traceback.StackSummary.from_list(frames).format(), *report.format_exception_only()])
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
@@ -504,3 +527,130 @@ def test_the_raw_requests_of_wire_md_list_the_tools_and_finish_a_two_round_call(
     done = second["result"]
     assert done["resultType"] == "complete" and done.get("isError") is not True
     assert done["structuredContent"]["title"] == "Kindred"
+
+
+def python_namespace(path: Path, base: str, scratch: Path) -> dict[str, Any]:
+    """What the runnable Python blocks of ``path`` define, run in order as the file test runs them."""
+    session = Session(base, scratch)
+    try:
+        for block in blocks_of(path):
+            if block.language in PYTHON and block.runs:
+                problem = session.run(block)
+                assert problem is None, f"{block.where}:\n{problem}"
+    finally:
+        session.close()
+    return session.module.__dict__
+
+
+@contextlib.asynccontextmanager
+async def in_process_client(app: FastAPI) -> AsyncIterator[MrtrClient]:
+    """An MRTR client of ``app``'s /mcp endpoint, through httpx.ASGITransport."""
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        httpx.AsyncClient(transport=transport, base_url="http://localhost") as http,
+        MrtrClient("http://localhost/mcp", http_client=http) as client,
+    ):
+        yield client
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _form_answer(params: ElicitRequestParams) -> ElicitResult[Any]:
+    """An accepted answer to each form of replay.md's checkout tool."""
+    fields = (params.requested_schema or {}).get("properties", {})
+    if "speed" in fields:
+        return ElicitResult(action="accept", content={"speed": "express"})
+    if fields["value"].get("type") == "boolean":
+        return ElicitResult(action="accept", content={"value": True})
+    return ElicitResult(action="accept", content={"value": "M"})
+
+
+@pytest.mark.anyio
+async def test_the_typed_answers_of_replay_md_are_what_its_comments_say(example_app: str, tmp_path: Path) -> None:
+    snippets = python_namespace(ROOT / "docs" / "replay.md", example_app, tmp_path)
+    modes: list[str | None] = []
+
+    async def answer(params: ElicitRequestParams) -> ElicitResult[Any]:
+        modes.append(params.mode)
+        return ElicitResult(action="accept") if params.mode == "url" else _form_answer(params)
+
+    async def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(text="A summary."), model="test-model")
+
+    async def roots() -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///work")])
+
+    async with in_process_client(snippets["app"]) as client:
+        client.set_elicitation_handler(answer)
+        with pytest.warns(DeprecationWarning):
+            client.set_sampling_handler(sample)
+        with pytest.warns(DeprecationWarning):
+            client.set_roots_handler(roots)
+        result = await client.call_tool("checkout")
+
+    assert isinstance(result, CallToolResult) and result.is_error is not True, result
+    assert modes == ["form", "form", "form", "url"]
+    assert result.structured_content == {
+        "speed": "express",
+        "gift_wrap": True,
+        "size": "M",
+        "bank": "accept",
+        "model": "test-model",
+        "roots": ["file:///work"],
+    }
+
+
+@pytest.mark.anyio
+async def test_the_manual_mode_wizard_of_replay_md_asks_again_until_it_gets_a_name(
+    example_app: str, tmp_path: Path
+) -> None:
+    snippets = python_namespace(ROOT / "docs" / "replay.md", example_app, tmp_path)
+    answers = [ElicitResult(action="decline"), ElicitResult(action="accept", content={"name": "Ada"})]
+    asked: list[str] = []
+
+    async def answer(params: ElicitRequestParams) -> ElicitResult[Any]:
+        asked.append(params.message)
+        return answers[len(asked) - 1]
+
+    async with in_process_client(snippets["app"]) as client:
+        client.set_elicitation_handler(answer)
+        result = await client.call_tool("wizard")
+
+    assert asked == ["Your name?", "Your name?"]  # a decline is no name: it asks again
+    assert isinstance(result, CallToolResult) and result.structured_content == {"hello": "Ada"}
+
+
+@pytest.mark.anyio
+async def test_the_prompts_resources_and_completers_of_their_page_answer_as_it_says(
+    example_app: str, tmp_path: Path
+) -> None:
+    snippets = python_namespace(ROOT / "docs" / "prompts-and-resources.md", example_app, tmp_path)
+
+    async def audience(params: ElicitRequestParams) -> ElicitResult[Any]:
+        return ElicitResult(action="accept", content={"audience": "teachers"})
+
+    async with in_process_client(snippets["app"]) as client:
+        client.set_elicitation_handler(audience)
+        summary = await client.get_prompt("summarise", {"title": "Dune"})
+        pitch = await client.get_prompt("pitch", {"product": "the shop"})
+        cover = await client.read_resource("books://1/cover")
+        profile = await client.read_resource("users://1/profile")
+        with pytest.raises(McpError) as missing:
+            await client.read_resource("books://9/cover")
+        titles = await client.request(
+            "completion/complete",
+            {"ref": {"type": "ref/prompt", "name": "summarise"}, "argument": {"name": "title", "value": "k"}},
+        )
+
+    assert isinstance(summary, GetPromptResult) and isinstance(pitch, GetPromptResult)
+    assert [message.content for message in summary.messages] == [TextContent(text="Write a short summary of 'Dune'.")]
+    assert [message.content for message in pitch.messages] == [TextContent(text="Pitch the shop to teachers.")]
+    assert isinstance(cover, ReadResourceResult) and isinstance(profile, ReadResourceResult)
+    assert [(c.mime_type, getattr(c, "blob", None)) for c in cover.contents] == [("image/png", "iVBORw0KGgo=")]
+    assert [getattr(c, "text", None) for c in profile.contents] == ['{"name":"Ada Lovelace"}']
+    assert missing.value.code == -32602 and missing.value.message.startswith("Resource not found")
+    assert missing.value.data == {"uri": "books://9/cover"}
+    assert titles["completion"]["values"] == ["Kindred"]
