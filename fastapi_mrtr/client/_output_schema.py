@@ -100,7 +100,7 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, jsonschema_errors.SchemaError):
         return f"at {exc.json_path}: {exc.message}"
     if isinstance(exc, RecursionError):
-        return "its references recurse without end"
+        return "checking recursed too deeply: a $ref that loops back on itself?"
     return str(exc)
 
 

@@ -8,11 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
-from pydantic import BaseModel
 
-from fastapi_mrtr import MCP, Context
-from fastapi_mrtr.client import ClientOptions, InputRequiredConfig, InputRequiredResult, MrtrClient
+from fastapi_mrtr.client import ClientOptions, InputRequiredResult
 from fastapi_mrtr.protocol import CallToolResult
 from tests.support import running_server
 
@@ -35,37 +32,20 @@ def test_options_snippet_runs_as_written() -> None:
     assert isinstance(options, ClientOptions) and options.client_info.name == "my-agent"
 
 
-class Ok(BaseModel):
-    ok: bool
+async def test_manual_mode_snippet_gets_input_required_and_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
+    from example_app.main import app
 
-
-def booking_app() -> FastAPI:
-    app = FastAPI()
-    mcp = MCP(app)
-
-    @mcp.tool()
-    @app.post("/book")
-    async def book(city: str, ctx: Context) -> dict[str, Any]:
-        answer = await ctx.elicit(f"Book {city}?", Ok)
-        return {"city": city, "booked": answer.content is not None and answer.content.ok}
-
-    app.mount("/mcp", mcp)
-    return app
-
-
-async def test_manual_mode_snippet_gets_input_required_and_completes() -> None:
-    # The snippet uses top-level await: run it as the body of a coroutine.
-    source = "async def manual(url):\n" + textwrap.indent(snippet("### Manual mode"), "    ") + "    return locals()\n"
-    namespace: dict[str, Any] = {
-        "ClientOptions": ClientOptions,
-        "InputRequiredConfig": InputRequiredConfig,
-        "InputRequiredResult": InputRequiredResult,
-        "MrtrClient": MrtrClient,
-    }
-    exec(source, namespace)
-    with running_server(booking_app()) as base:
-        done = await namespace["manual"](f"{base}/mcp")
-    await done["client"].aclose()
-    assert isinstance(done["first"], InputRequiredResult)
+    # The snippet uses top-level await: run it as the body of a coroutine, against a live app.
+    body = textwrap.indent(snippet("### Manual mode"), "    ")
+    source = "async def manual():\n" + body + "    return locals()\n"
+    with running_server(app) as base:
+        namespace: dict[str, Any] = {}
+        exec(source.replace("http://127.0.0.1:8000", base), namespace)
+        done = await namespace["manual"]()
+    first = done["first"]
+    assert isinstance(first, InputRequiredResult) and list(first.input_requests or {}) == ["confirm"]
     result = done["done"]
-    assert isinstance(result, CallToolResult) and result.structured_content == {"city": "Paris", "booked": True}
+    assert isinstance(result, CallToolResult) and result.structured_content["status"] == "cancelled"
