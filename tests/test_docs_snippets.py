@@ -19,9 +19,8 @@ A marker on the lines right above a fence says more about its block:
   OAuth server, ...); the reason is required. Any language other than those above needs one.
 - ``<!-- snippet serves: /mcp -->``: an ``sh`` block that serves until stopped. It is started
   with ``0.0.0.0`` read as ``127.0.0.1`` and port ``8000`` (written, or uvicorn's default) as a
-  free port, must answer
-  ``tools/list`` at that path, is then stopped (SIGTERM to its process group), and its output
-  must hold no ``Traceback`` and no ``ERROR``.
+  free port, must answer ``tools/list`` at that path, is then stopped (SIGTERM to its process
+  group), and its output must hold no ``Traceback`` and no ``ERROR``.
 - ``<!-- snippet signature: fastapi_mrtr.MCP.prompt -->``: the block is a signature, not a call:
   its parameters (names, kinds, defaults) must be those of the named callable.
 - ``<!-- snippet env: {"NAME": "value"} -->``: environment variables the block presumes (a JSON
@@ -386,9 +385,11 @@ class Session:
             try:
                 stdout, stderr = process.communicate(stdin, timeout=SHELL_TIMEOUT)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                _kill_group(process)
                 stdout, stderr = process.communicate()
                 stderr += f"\n(still running after {SHELL_TIMEOUT} s: stopped)"
+            finally:
+                _kill_group(process)  # whatever the block left running in the background
         return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
     def _shell(self, block: Block) -> str | None:
@@ -460,15 +461,19 @@ def failure() -> str:
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
-    """SIGTERM to the process group, as Ctrl-C would end it; SIGKILL if it lingers."""
+    """SIGTERM to the process group, as Ctrl-C would end it; then SIGKILL to what is left of it."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    _kill_group(process)
+    process.wait()
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL to the block's process group (its own, from start_new_session), if any of it is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 async def _list_tools(url: str) -> None:
