@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import types
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from fastapi_mrtr.client import ElicitRequestParams, ElicitResult, MrtrClient
-from tests.support import running_server
+from tests.support import rpc_body, rpc_headers, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -54,4 +56,32 @@ async def test_the_readme_example_asks_twice_and_places_the_order_once(
     assert asked == ["Order 2 books for 31.50 EUR?", "Shipping speed?"][: 2 if confirmed else 1]
     assert result.is_error is not True
     assert result.structured_content is not None and result.structured_content["status"] == status
-    assert len(shop.orders) == orders  # ctx.once ran once, though the handler ran once per round
+    assert len(shop.orders) == orders  # one order, though the handler ran once per round
+
+
+async def test_retrying_the_readme_examples_last_round_places_one_order() -> None:
+    """The README's words: a retried last round, even 10 copies at once, adds no order."""
+    shop = quickstart_module()
+    args = {"name": "place_order", "arguments": {"book_id": 1, "quantity": 2}}
+    headers = rpc_headers("tools/call", "place_order")
+    with running_server(shop.app) as base:
+        async with httpx.AsyncClient(base_url=base) as http:
+
+            async def round_(request_id: int, extra: dict[str, Any]) -> dict[str, Any]:
+                body = rpc_body("tools/call", {**args, **extra}, request_id=request_id)
+                response = await http.post("/mcp", json=body, headers=headers)
+                assert response.status_code == 200, response.text
+                result: dict[str, Any] = response.json()["result"]
+                return result
+
+            first = await round_(1, {})
+            confirm = {"confirm": {"action": "accept", "content": {"confirmed": True}}}
+            second = await round_(2, {"inputResponses": confirm, "requestState": first["requestState"]})
+            assert set(second["inputRequests"]) == {"shipping"}
+            last = {
+                "inputResponses": {"shipping": {"action": "accept", "content": {"speed": "express"}}},
+                "requestState": second["requestState"],
+            }
+            results = await asyncio.gather(*(round_(3 + i, last) for i in range(10)))
+    assert {result["structuredContent"]["order_id"] for result in results} == {1}
+    assert len(shop.orders) == 1
