@@ -224,7 +224,11 @@ class ToolContext:
     # --- side effects -----------------------------------------------------------------------------
 
     async def once(self, step: str, fn: Callable[[], T | Awaitable[T]]) -> T:
-        """Run ``fn`` once per flow; later rounds get its recorded result (small, JSON-able)."""
+        """Run ``fn`` on this round; later rounds get its recorded result (small, JSON-able).
+
+        A retried round (the same ``requestState`` sent again) runs ``fn`` again: for an effect
+        that must happen once, key it by :meth:`idempotency_key` where duplicates are refused.
+        """
         ledger = self._record.ledger
         if step in ledger.once_used:
             raise ValueError(f"ctx.once step {step!r} is used twice in one run of the handler")
