@@ -30,7 +30,7 @@ def _replay_store() -> ReplayStore | None:
     (``BOOKSHOP_SINGLE_USE=1``). Optional: the keyed writes below are safe to retry without it."""
     url = os.environ.get("MRTR_REDIS_URL")
     if url:
-        from fastapi_mrtr.server.redis_store import RedisReplayStore
+        from fastapi_mrtr.state.redis_store import RedisReplayStore
 
         return RedisReplayStore(url)
     return InMemoryReplayStore() if os.environ.get("BOOKSHOP_SINGLE_USE") == "1" else None

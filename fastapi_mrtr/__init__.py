@@ -3,8 +3,23 @@
 MCP 2026-07-28 multi round-trip requests (MRTR, SEP-2322) on stateless Streamable HTTP.
 """
 
-from .config import InputRequiredConfig
-from .mrtr import (
+from fastapi_mrtr.app import MCP
+from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.engine.context import ReplayDivergedError, ToolContext
+from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.features.completions import Completion
+from fastapi_mrtr.features.resources import ResourceNotFoundError
+from fastapi_mrtr.integration.dependency import Context, get_context
+from fastapi_mrtr.state.replay_store import InMemoryReplayStore, ReplayStore
+from fastapi_mrtr.state.sealing import (
+    InvalidRequestState,
+    StateBinding,
+    StateClaims,
+    StateKeyRing,
+    mint_request_state,
+    verify_request_state,
+)
+from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
@@ -25,7 +40,7 @@ from .mrtr import (
     make_input_response_from_elicit_result,
     make_input_response_from_list_roots_result,
 )
-from .protocol import (
+from fastapi_mrtr.wire.protocol import (
     PROTOCOL_VERSION,
     AudioContent,
     BlobResourceContents,
@@ -41,20 +56,6 @@ from .protocol import (
     TextResourceContents,
     ToolAnnotations,
 )
-from .server.app import MCP
-from .server.completions import Completion
-from .server.context import Context, ReplayDivergedError, ToolContext, get_context
-from .server.options import ServerOptions
-from .server.replay_store import InMemoryReplayStore, ReplayStore
-from .server.request_state import (
-    InvalidRequestState,
-    StateBinding,
-    StateClaims,
-    StateKeyRing,
-    mint_request_state,
-    verify_request_state,
-)
-from .server.resources import ResourceNotFoundError
 
 __version__ = "0.1.0"
 

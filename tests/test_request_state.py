@@ -1,4 +1,4 @@
-"""Sealing and opening of ``requestState`` tokens (fastapi_mrtr.server.request_state)."""
+"""Sealing and opening of ``requestState`` tokens (fastapi_mrtr.state.sealing)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.server import request_state as rs
-from fastapi_mrtr.server.request_state import (
+from fastapi_mrtr.state import sealing as rs
+from fastapi_mrtr.state.sealing import (
     InvalidRequestState,
     RequestStateTooLarge,
     StateBinding,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.server.request_state import (
+from fastapi_mrtr.state.sealing import (
     InvalidRequestState,
     StateBinding,
     StateKeyRing,

@@ -12,18 +12,7 @@ OAuth-protected servers: ``MrtrClient(url, auth=fastapi_mrtr.client.auth.OAuthCl
 
 from __future__ import annotations
 
-from ..config import InputRequiredConfig
-from ..mrtr import (
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitRequestParams,
-    ElicitResult,
-    InputRequiredResult,
-    ListRootsResult,
-    Root,
-)
-from ..protocol import Implementation, McpError  # Implementation: for ClientOptions(client_info=...)
-from ._errors import (
+from fastapi_mrtr.client._errors import (
     FlowTimeoutError,
     HttpStatusError,
     InputRequiredRoundsExceeded,
@@ -36,10 +25,27 @@ from ._errors import (
     RoundTimeoutError,
     StreamClosedError,
 )
-from ._handlers import ElicitationHandler, InputRequestInfo, RootsHandler, SamplingHandler, current_input_request
-from ._session import Client, MrtrClient
-from ._types import NotificationCallback, ProgressCallback, ProgressNotification
-from .options import ClientOptions
+from fastapi_mrtr.client._handlers import (
+    ElicitationHandler,
+    InputRequestInfo,
+    RootsHandler,
+    SamplingHandler,
+    current_input_request,
+)
+from fastapi_mrtr.client._session import Client, MrtrClient
+from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
+from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.wire.mrtr import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequiredResult,
+    ListRootsResult,
+    Root,
+)
+from fastapi_mrtr.wire.protocol import Implementation, McpError  # Implementation: for ClientOptions(client_info=...)
 
 __all__ = [
     "Client",

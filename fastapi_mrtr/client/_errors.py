@@ -2,7 +2,7 @@
 
 ::
 
-    McpError (fastapi_mrtr.protocol)       a JSON-RPC error: code, message, data
+    McpError (fastapi_mrtr.wire.protocol)       a JSON-RPC error: code, message, data
     ├── raised locally with -32601           no handler for an input request's method
     ├── raised locally with -32602           an input request whose params do not parse
     └── McpServerError                       the server answered with a JSON-RPC error
@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..mrtr import InputRequiredResult
-from ..protocol import CallToolResult, JSONObject, McpError, RequestId
+from fastapi_mrtr.wire.mrtr import InputRequiredResult
+from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, McpError, RequestId
 
 
 class McpServerError(McpError):

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..mrtr import ElicitRequestParams, ElicitResult
-from ..protocol import JSONObject
-from ._handlers import current_input_request
+from fastapi_mrtr.client._handlers import current_input_request
+from fastapi_mrtr.wire.mrtr import ElicitRequestParams, ElicitResult
+from fastapi_mrtr.wire.protocol import JSONObject
 
 Ask = Callable[[str], str]  # shows a prompt, returns the line typed (EOFError at end of input)
 Say = Callable[[str], None]

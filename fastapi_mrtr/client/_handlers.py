@@ -20,7 +20,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
-from ..mrtr import (
+from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,
     SAMPLING_CREATE_MESSAGE,
@@ -34,7 +34,7 @@ from ..mrtr import (
     make_input_response_from_elicit_result,
     make_input_response_from_list_roots_result,
 )
-from ..protocol import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, McpError
+from fastapi_mrtr.wire.protocol import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, McpError
 
 R = TypeVar("R")
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import NAMED_METHODS, JSONObject
-from ._errors import InvalidToolHeaders
+from fastapi_mrtr.client._errors import InvalidToolHeaders
+from fastapi_mrtr.wire.protocol import NAMED_METHODS, JSONObject
 
 ACCEPT = "application/json, text/event-stream"
 

@@ -21,11 +21,11 @@ from typing import Generic, TypeVar
 
 import anyio
 
-from ..config import InputRequiredConfig
-from ..mrtr import InputRequest, InputRequiredResult, InputResponses
-from ..protocol import JSONObject
-from ._errors import FlowTimeoutError, InputRequiredRoundsExceeded, RoundTimeoutError
-from ._handlers import InputHandlers
+from fastapi_mrtr.client._errors import FlowTimeoutError, InputRequiredRoundsExceeded, RoundTimeoutError
+from fastapi_mrtr.client._handlers import InputHandlers
+from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.wire.mrtr import InputRequest, InputRequiredResult, InputResponses
+from fastapi_mrtr.wire.protocol import JSONObject
 
 T = TypeVar("T")
 

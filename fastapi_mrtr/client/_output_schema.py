@@ -23,8 +23,8 @@ from jsonschema.validators import Draft202012Validator, validator_for  # type: i
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from ..protocol import CallToolResult, JSONObject, Tool, dump
-from ._errors import InvalidStructuredContent
+from fastapi_mrtr.client._errors import InvalidStructuredContent
+from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, Tool, dump
 
 Problem = Literal["missing", "nonconforming", "invalid_schema"]
 

@@ -19,7 +19,15 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from ..mrtr import (
+from fastapi_mrtr.client._errors import InvalidServerResponse, InvalidToolHeaders, McpServerError, MrtrClientError
+from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
+from fastapi_mrtr.client._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
+from fastapi_mrtr.client._loop import InputRequiredLoop
+from fastapi_mrtr.client._output_schema import OutputSchemas
+from fastapi_mrtr.client._transport import HttpRpc, NotificationSink
+from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
+from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.wire.mrtr import (
     CreateMessageResult,
     ElicitResult,
     InputRequiredResult,
@@ -29,7 +37,7 @@ from ..mrtr import (
     make_input_response_from_elicit_result,
     make_input_response_from_list_roots_result,
 )
-from ..protocol import (
+from fastapi_mrtr.wire.protocol import (
     HEADER_MISMATCH,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -51,14 +59,6 @@ from ..protocol import (
     Tool,
     dump,
 )
-from ._errors import InvalidServerResponse, InvalidToolHeaders, McpServerError, MrtrClientError
-from ._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
-from ._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
-from ._loop import InputRequiredLoop
-from ._output_schema import OutputSchemas
-from ._transport import HttpRpc, NotificationSink
-from ._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
-from .options import ClientOptions
 
 logger = logging.getLogger("fastapi_mrtr.client")
 
@@ -141,8 +141,8 @@ class MrtrClient:
     def set_elicitation_handler(self, handler: ElicitationHandler | None) -> None:
         """Answer ``elicitation/create`` (form and URL mode); ``None`` unregisters.
 
-        The handler gets :class:`~fastapi_mrtr.mrtr.ElicitRequestParams` and returns an
-        :class:`~fastapi_mrtr.mrtr.ElicitResult` or its dict. Declares
+        The handler gets :class:`~fastapi_mrtr.wire.mrtr.ElicitRequestParams` and returns an
+        :class:`~fastapi_mrtr.wire.mrtr.ElicitResult` or its dict. Declares
         ``{"elicitation": {"form": {}, "url": {}}}``.
         """
         self._handlers.elicitation = handler

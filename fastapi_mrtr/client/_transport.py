@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from ..protocol import JSONObject, RequestId
-from ._errors import HttpStatusError, InvalidServerResponse, McpServerError, StreamClosedError
+from fastapi_mrtr.client._errors import HttpStatusError, InvalidServerResponse, McpServerError, StreamClosedError
+from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
 logger = logging.getLogger("fastapi_mrtr.client")
 

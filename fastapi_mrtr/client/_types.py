@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Union
 
-from ..protocol import JSONRPCNotification, RequestId, WireModel
+from fastapi_mrtr.wire.protocol import JSONRPCNotification, RequestId, WireModel
 
 
 class ProgressNotification(WireModel):

@@ -18,8 +18,13 @@ from typing import Any, TextIO
 import anyio
 import httpx
 
-from ..config import InputRequiredConfig
-from ..protocol import (
+from fastapi_mrtr.client._errors import InvalidStructuredContent, MrtrClientError
+from fastapi_mrtr.client._forms import TerminalElicitor, format_json
+from fastapi_mrtr.client._session import MrtrClient
+from fastapi_mrtr.client._types import ProgressNotification
+from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.wire.protocol import (
     AudioContent,
     CallToolResult,
     EmbeddedResource,
@@ -29,11 +34,6 @@ from ..protocol import (
     TextContent,
     Tool,
 )
-from ._errors import InvalidStructuredContent, MrtrClientError
-from ._forms import TerminalElicitor, format_json
-from ._session import MrtrClient
-from ._types import ProgressNotification
-from .options import ClientOptions
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,8 +7,8 @@ from importlib import metadata
 
 import httpx
 
-from ..config import InputRequiredConfig
-from ..protocol import PROTOCOL_VERSION, Implementation
+from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, Implementation
 
 
 def _package_version() -> str:

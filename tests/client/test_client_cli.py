@@ -18,7 +18,7 @@ from fastapi_mrtr import MCP, Context
 from fastapi_mrtr.client import ElicitRequestParams
 from fastapi_mrtr.client._forms import TerminalElicitor
 from fastapi_mrtr.client.cli import parse_arguments, render_result
-from fastapi_mrtr.protocol import CallToolResult, ImageContent, TextContent
+from fastapi_mrtr.wire.protocol import CallToolResult, ImageContent, TextContent
 from tests.support import running_server
 
 ROOT = Path(__file__).resolve().parents[2]

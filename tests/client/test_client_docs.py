@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fastapi_mrtr.client import ClientOptions, InputRequiredResult
-from fastapi_mrtr.protocol import CallToolResult
+from fastapi_mrtr.wire.protocol import CallToolResult
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

@@ -19,7 +19,7 @@ from fastapi_mrtr.client import (
     MrtrClient,
     StreamClosedError,
 )
-from fastapi_mrtr.protocol import CallToolResult, JSONRPCNotification
+from fastapi_mrtr.wire.protocol import CallToolResult, JSONRPCNotification
 
 pytestmark = pytest.mark.anyio
 

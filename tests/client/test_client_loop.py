@@ -33,7 +33,7 @@ from fastapi_mrtr.client import (
     RoundTimeoutError,
     current_input_request,
 )
-from fastapi_mrtr.protocol import CallToolResult, GetPromptResult, ReadResourceResult, TextContent
+from fastapi_mrtr.wire.protocol import CallToolResult, GetPromptResult, ReadResourceResult, TextContent
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

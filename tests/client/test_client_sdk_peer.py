@@ -22,7 +22,7 @@ from fastapi_mrtr.client import (
     MrtrClient,
     ProgressNotification,
 )
-from fastapi_mrtr.protocol import (
+from fastapi_mrtr.wire.protocol import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,

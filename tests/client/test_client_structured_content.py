@@ -28,7 +28,7 @@ from fastapi_mrtr.client import (
     InvalidStructuredContent,
     MrtrClient,
 )
-from fastapi_mrtr.protocol import CallToolResult
+from fastapi_mrtr.wire.protocol import CallToolResult
 from tests.support import running_server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from fastapi_mrtr.client import (
     StreamClosedError,
 )
 from fastapi_mrtr.client._transport import iter_sse_data
-from fastapi_mrtr.protocol import Implementation, JSONRPCNotification
+from fastapi_mrtr.wire.protocol import Implementation, JSONRPCNotification
 
 pytestmark = pytest.mark.anyio
 

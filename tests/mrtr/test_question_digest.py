@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from fastapi_mrtr.mrtr import ELICITATION_CREATE
-from fastapi_mrtr.server.context import _elicit_wire, _form_question_digest
-from fastapi_mrtr.server.replay import question_digest
+from fastapi_mrtr.engine.context import _elicit_wire, _form_question_digest
+from fastapi_mrtr.engine.ledger import question_digest
+from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE
 
 
 class Size(enum.Enum):

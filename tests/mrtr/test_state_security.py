@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context, InputRequiredConfig, ServerOptions, StateBinding, mint_request_state
-from fastapi_mrtr.server.request_state import arguments_digest
+from fastapi_mrtr.state.sealing import arguments_digest
 from tests.support import rpc_body, rpc_headers
 
 pytestmark = pytest.mark.anyio

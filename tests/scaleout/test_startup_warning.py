@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 
 from fastapi_mrtr import MCP, ServerOptions
-from fastapi_mrtr.server.workers import several_processes_hint
+from fastapi_mrtr.integration.workers import several_processes_hint
 from tests.scaleout.conftest import new_key
 from tests.scaleout.services import EXAMPLE_APP, START_TIMEOUT, AppServer, Service, wait_for
 from tests.support import free_port

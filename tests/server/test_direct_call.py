@@ -26,8 +26,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context
-from fastapi_mrtr.server.context import get_context
-from fastapi_mrtr.server.direct_call import DirectCall
+from fastapi_mrtr.integration.dependency import get_context
+from fastapi_mrtr.integration.direct_call import DirectCall
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ import mcp_types._v2026_07_28 as wire
 import pytest
 from pydantic import AnyUrl, BaseModel, Field, SecretStr, TypeAdapter
 
-from fastapi_mrtr.server.elicitation_schema import requested_schema_for
+from fastapi_mrtr.engine.elicitation_schema import requested_schema_for
 from tests.interop.wire import property_issues
 
 PRIMITIVE = TypeAdapter[Any](wire.PrimitiveSchemaDefinition)

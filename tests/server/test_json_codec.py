@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.server.json_codec import _may_overflow, _stdlib_decode, decode, decode_finite, encode
+from fastapi_mrtr.wire.json_codec import _may_overflow, _stdlib_decode, decode, decode_finite, encode
 
 MESSAGE = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"note": "é ✓ 🎉"}}
 TEXT = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"note":"é ✓ 🎉"}}'

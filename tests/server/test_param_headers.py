@@ -10,7 +10,7 @@ from fastapi import Body, FastAPI, Query
 from mcp_helpers import connect, make_server, rpc_error
 from pydantic import BaseModel
 
-from fastapi_mrtr.server.param_headers import decode_param_value, param_headers
+from fastapi_mrtr.integration.param_headers import decode_param_value, param_headers
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ from fastapi_mrtr import (
     TextResourceContents,
     ToolContext,
 )
-from fastapi_mrtr.server.resources import UriTemplate
+from fastapi_mrtr.features.resources import UriTemplate
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
-from fastapi_mrtr.server.route_entry import RouteEntry, ToolRouteRefused
+from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteRefused
 
 pytestmark = pytest.mark.anyio
 

@@ -26,8 +26,8 @@ from mcp_helpers import connect, make_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fastapi_mrtr import MCP, Context
-from fastapi_mrtr.server.direct_call import DirectCall
-from fastapi_mrtr.server.route_entry import RouteEntry
+from fastapi_mrtr.integration.direct_call import DirectCall
+from fastapi_mrtr.integration.route_entry import RouteEntry
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

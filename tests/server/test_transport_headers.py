@@ -1,6 +1,6 @@
 """``header_map``: lower-case names, latin-1 values, repeated headers joined as HTTP allows."""
 
-from fastapi_mrtr.server.transport import header_map
+from fastapi_mrtr.transport.http import header_map
 
 
 def test_names_are_lower_cased_and_values_kept() -> None:

@@ -21,26 +21,26 @@ See ``docs/client.md`` (Authorization).
 
 from __future__ import annotations
 
-from ._challenge import BearerChallenge, bearer_challenge
-from ._discovery import Discovery
-from ._errors import (
+from fastapi_mrtr.client.auth._challenge import BearerChallenge, bearer_challenge
+from fastapi_mrtr.client.auth._discovery import Discovery
+from fastapi_mrtr.client.auth._errors import (
     OAuthAuthorizationError,
     OAuthDiscoveryError,
     OAuthError,
     OAuthRegistrationError,
     OAuthTokenError,
 )
-from ._flow import AssertionProvider, Grant
-from ._httpx_auth import OAuthClientAuth
-from ._models import (
+from fastapi_mrtr.client.auth._flow import AssertionProvider, Grant
+from fastapi_mrtr.client.auth._httpx_auth import OAuthClientAuth
+from fastapi_mrtr.client.auth._models import (
     AuthorizationServerMetadata,
     ClientMetadata,
     OAuthClientInfo,
     OAuthToken,
     ProtectedResourceMetadata,
 )
-from ._redirect import AuthorizationHandler, follow_authorization_redirect
-from ._storage import InMemoryTokenStore, TokenStore
+from fastapi_mrtr.client.auth._redirect import AuthorizationHandler, follow_authorization_redirect
+from fastapi_mrtr.client.auth._storage import InMemoryTokenStore, TokenStore
 
 __all__ = [
     "AssertionProvider",

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import httpx
 
-from ._discovery import Discovery
-from ._errors import OAuthAuthorizationError, OAuthDiscoveryError
-from ._pkce import Pkce
-from ._redirect import AuthorizationResponse
+from fastapi_mrtr.client.auth._discovery import Discovery
+from fastapi_mrtr.client.auth._errors import OAuthAuthorizationError, OAuthDiscoveryError
+from fastapi_mrtr.client.auth._pkce import Pkce
+from fastapi_mrtr.client.auth._redirect import AuthorizationResponse
 
 
 def require_pkce(discovery: Discovery) -> None:

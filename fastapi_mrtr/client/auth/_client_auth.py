@@ -10,9 +10,9 @@ import base64
 from collections.abc import MutableMapping, Sequence
 from urllib.parse import quote_plus
 
-from ._errors import OAuthRegistrationError
-from ._jwt import client_assertion
-from ._models import OAuthClientInfo
+from fastapi_mrtr.client.auth._errors import OAuthRegistrationError
+from fastapi_mrtr.client.auth._jwt import client_assertion
+from fastapi_mrtr.client.auth._models import OAuthClientInfo
 
 SECRET_BASIC = "client_secret_basic"
 SECRET_POST = "client_secret_post"

@@ -20,9 +20,9 @@ from typing import TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from ._errors import OAuthDiscoveryError
-from ._http import NO_AUTH
-from ._models import AuthorizationServerMetadata, ProtectedResourceMetadata
+from fastapi_mrtr.client.auth._errors import OAuthDiscoveryError
+from fastapi_mrtr.client.auth._http import NO_AUTH
+from fastapi_mrtr.client.auth._models import AuthorizationServerMetadata, ProtectedResourceMetadata
 
 M = TypeVar("M", bound=BaseModel)
 

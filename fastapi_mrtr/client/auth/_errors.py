@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from .._errors import MrtrClientError
+from fastapi_mrtr.client._errors import MrtrClientError
 
 
 class OAuthError(MrtrClientError):

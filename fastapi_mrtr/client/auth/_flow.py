@@ -16,17 +16,17 @@ from typing import Literal, Union
 import anyio
 import httpx
 
-from ._authorize import authorization_url, check_response, require_pkce
-from ._challenge import BearerChallenge
-from ._discovery import Discovery, discover
-from ._errors import OAuthAuthorizationError, OAuthRegistrationError, OAuthTokenError
-from ._models import ClientMetadata, OAuthClientInfo, OAuthToken
-from ._pkce import Pkce, new_state
-from ._redirect import AuthorizationHandler, parse_authorization_response, run_handler
-from ._registration import client_for
-from ._scopes import select_scope, union
-from ._storage import TokenStore
-from ._tokens import (
+from fastapi_mrtr.client.auth._authorize import authorization_url, check_response, require_pkce
+from fastapi_mrtr.client.auth._challenge import BearerChallenge
+from fastapi_mrtr.client.auth._discovery import Discovery, discover
+from fastapi_mrtr.client.auth._errors import OAuthAuthorizationError, OAuthRegistrationError, OAuthTokenError
+from fastapi_mrtr.client.auth._models import ClientMetadata, OAuthClientInfo, OAuthToken
+from fastapi_mrtr.client.auth._pkce import Pkce, new_state
+from fastapi_mrtr.client.auth._redirect import AuthorizationHandler, parse_authorization_response, run_handler
+from fastapi_mrtr.client.auth._registration import client_for
+from fastapi_mrtr.client.auth._scopes import select_scope, union
+from fastapi_mrtr.client.auth._storage import TokenStore
+from fastapi_mrtr.client.auth._tokens import (
     authorization_code_grant,
     client_credentials_grant,
     jwt_bearer_grant,

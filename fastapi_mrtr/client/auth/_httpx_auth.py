@@ -6,13 +6,13 @@ from collections.abc import AsyncGenerator, Generator
 
 import httpx
 
-from ._challenge import bearer_challenge
-from ._discovery import server_key
-from ._flow import AssertionProvider, FlowSettings, Grant, OAuthFlow
-from ._models import ClientMetadata, OAuthClientInfo, OAuthToken
-from ._redirect import AuthorizationHandler
-from ._storage import InMemoryTokenStore, TokenStore
-from ._tokens import JWT_BEARER
+from fastapi_mrtr.client.auth._challenge import bearer_challenge
+from fastapi_mrtr.client.auth._discovery import server_key
+from fastapi_mrtr.client.auth._flow import AssertionProvider, FlowSettings, Grant, OAuthFlow
+from fastapi_mrtr.client.auth._models import ClientMetadata, OAuthClientInfo, OAuthToken
+from fastapi_mrtr.client.auth._redirect import AuthorizationHandler
+from fastapi_mrtr.client.auth._storage import InMemoryTokenStore, TokenStore
+from fastapi_mrtr.client.auth._tokens import JWT_BEARER
 
 
 class OAuthClientAuth(httpx.Auth):

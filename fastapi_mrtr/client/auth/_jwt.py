@@ -11,7 +11,7 @@ import secrets
 import time
 from typing import Any
 
-from ._pkce import b64url
+from fastapi_mrtr.client.auth._pkce import b64url
 
 _EC_ALGS = {"ES256": 32, "ES384": 48, "ES512": 66}
 

@@ -16,8 +16,8 @@ from typing import Union
 
 import httpx
 
-from ._errors import OAuthAuthorizationError
-from ._http import NO_AUTH
+from fastapi_mrtr.client.auth._errors import OAuthAuthorizationError
+from fastapi_mrtr.client.auth._http import NO_AUTH
 
 AuthorizationHandler = Callable[[str], Union[Awaitable[str], str]]
 

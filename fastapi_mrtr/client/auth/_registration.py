@@ -13,12 +13,12 @@ import json
 import httpx
 from pydantic import ValidationError
 
-from ._client_auth import NONE, registration_auth_method
-from ._discovery import Discovery
-from ._errors import OAuthRegistrationError
-from ._http import NO_AUTH
-from ._models import ClientMetadata, OAuthClientInfo
-from ._storage import TokenStore
+from fastapi_mrtr.client.auth._client_auth import NONE, registration_auth_method
+from fastapi_mrtr.client.auth._discovery import Discovery
+from fastapi_mrtr.client.auth._errors import OAuthRegistrationError
+from fastapi_mrtr.client.auth._http import NO_AUTH
+from fastapi_mrtr.client.auth._models import ClientMetadata, OAuthClientInfo
+from fastapi_mrtr.client.auth._storage import TokenStore
 
 
 def cimd_client(url: str, issuer: str) -> OAuthClientInfo:

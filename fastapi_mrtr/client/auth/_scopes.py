@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ._challenge import BearerChallenge
-from ._discovery import Discovery
+from fastapi_mrtr.client.auth._challenge import BearerChallenge
+from fastapi_mrtr.client.auth._discovery import Discovery
 
 OFFLINE_ACCESS = "offline_access"
 

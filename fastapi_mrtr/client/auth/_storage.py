@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from ._models import OAuthClientInfo, OAuthToken
+from fastapi_mrtr.client.auth._models import OAuthClientInfo, OAuthToken
 
 
 @runtime_checkable

@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 
-from ._client_auth import apply_client_auth, token_auth_method
-from ._discovery import Discovery
-from ._errors import OAuthDiscoveryError, OAuthTokenError
-from ._http import NO_AUTH
-from ._models import OAuthClientInfo, OAuthToken
+from fastapi_mrtr.client.auth._client_auth import apply_client_auth, token_auth_method
+from fastapi_mrtr.client.auth._discovery import Discovery
+from fastapi_mrtr.client.auth._errors import OAuthDiscoveryError, OAuthTokenError
+from fastapi_mrtr.client.auth._http import NO_AUTH
+from fastapi_mrtr.client.auth._models import OAuthClientInfo, OAuthToken
 
 
 def authorization_code_grant(code: str, redirect_uri: str, verifier: str, resource: str) -> dict[str, str]:

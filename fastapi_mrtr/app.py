@@ -1,0 +1,297 @@
+"""``MCP``: the single entry point that turns a FastAPI app's path functions into MCP tools.
+
+    app = FastAPI()
+    mcp = MCP(app, options=ServerOptions(name="bookshop", version="1.0.0"))
+
+    @mcp.tool()
+    @app.get("/books/{book_id}")
+    async def get_book(book_id: int) -> Book: ...
+
+    app.mount("/mcp", mcp)
+
+``MCP`` is itself the ASGI app of the endpoint; it needs no lifespan of its own (Starlette does not
+run a mounted app's lifespan, so nothing here depends on one).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+from fastapi import FastAPI
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from fastapi_mrtr.engine.flow import FlowSealer, key_ring
+from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.features.completions import CompletionRegistry
+from fastapi_mrtr.features.prompts import PromptMethods, PromptRegistry
+from fastapi_mrtr.features.resources import ResourceMethods, ResourceRegistry
+from fastapi_mrtr.features.subscriptions import (
+    PROMPTS_LIST_CHANGED,
+    RESOURCE_UPDATED,
+    RESOURCES_LIST_CHANGED,
+    TOOLS_LIST_CHANGED,
+    SubscriptionHub,
+)
+from fastapi_mrtr.integration.middleware import MrtrMiddleware
+from fastapi_mrtr.integration.route_entry import RouteEntry
+from fastapi_mrtr.integration.tool_methods import ToolMethods, ToolRegistry
+from fastapi_mrtr.integration.tools import ToolSpec, validate_tool_name
+from fastapi_mrtr.integration.workers import several_processes_hint
+from fastapi_mrtr.transport.endpoint import Handler, RpcEndpoint, RpcRequest, StreamHandler
+from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
+
+logger = logging.getLogger("fastapi_mrtr")
+
+F = TypeVar("F", bound=Callable[..., Any])
+STATE_KEY_ENV = "MRTR_STATE_KEY"
+
+
+def _options_with_env_key(options: ServerOptions) -> ServerOptions:
+    """``MRTR_STATE_KEY`` (comma-separated for rotation, sealing key first) when no key is set."""
+    if options.request_state_key is not None:
+        return options
+    raw = os.environ.get(STATE_KEY_ENV, "").strip()
+    if not raw:
+        return options
+    keys = [k.strip() for k in raw.split(",") if k.strip()]
+    from dataclasses import replace
+
+    return replace(options, request_state_key=keys if len(keys) > 1 else keys[0])
+
+
+class MCP:
+    """An MCP endpoint (2026-07-28, stateless Streamable HTTP) serving a FastAPI app's routes."""
+
+    def __init__(self, app: FastAPI, *, options: ServerOptions | None = None) -> None:
+        self.app = app
+        self.options = _options_with_env_key(options or ServerOptions())
+        keys = key_ring(self.options)
+        if keys.is_ephemeral:
+            _warn_if_several_workers()
+        self.sealer = FlowSealer(self.options, keys)
+        self.registry = ToolRegistry(app)
+        self._tools = ToolMethods(
+            app, self.registry, self.sealer, self.options, self._entry_for, lambda: self.route_entry
+        )
+        self._methods: dict[str, Handler] = {
+            "server/discover": self._discover,
+            "tools/list": self._tools.list_tools,
+            "tools/call": self._tools.call_tool,
+        }
+        self._streams: dict[str, StreamHandler] = {}
+        self._capabilities: JSONObject = {"tools": self._list_changed({})}
+        self._mount_path: str | None = None
+        # Where tool calls enter the app: set by MrtrMiddleware when the app's stack is built.
+        self.tool_entry: ASGIApp | None = None  # a layer below the plugin's middleware (None: the top)
+        self.route_entry: RouteEntry | None = None  # straight into the tool's route, when the stack allows
+        self._endpoint = RpcEndpoint(self.options, lambda: self._methods, lambda: self._streams)
+        self.prompts = PromptRegistry()
+        self.resources = ResourceRegistry()
+        self.completions = CompletionRegistry(self.prompts, self.resources)
+        self.subscriptions = SubscriptionHub(
+            self._capabilities,
+            self._endpoint.server_info,
+            max_streams=self.options.subscription_max_streams,
+            max_streams_per_caller=self.options.subscription_max_streams_per_caller,
+            principal_resolver=self.options.principal_resolver,
+            max_seconds=self.options.subscription_max_seconds,
+            keepalive_seconds=self.options.subscription_keepalive_seconds,
+        )
+        if self.options.subscriptions:
+            self.add_stream("subscriptions/listen", self.subscriptions.listen)
+        app.add_middleware(MrtrMiddleware, server=self)
+
+    # --- registration -----------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Expose a FastAPI path function as an MCP tool. Put it above ``@app.get(...)`` & co.
+
+        ``name`` defaults to the function's name; ``description`` to its docstring. Annotations
+        default from the HTTP method (GET: read-only and idempotent, PUT: idempotent, DELETE:
+        destructive); the ones given here override them. ``input_schema`` replaces the generated
+        input schema in ``tools/list`` (for JSON Schema keywords Pydantic cannot express); the
+        arguments still reach the route by name and FastAPI still validates them.
+        """
+        if annotations is not None and not isinstance(annotations, ToolAnnotations):
+            annotations = ToolAnnotations.model_validate(dict(annotations))
+
+        def register(endpoint: F) -> F:
+            spec = ToolSpec(
+                endpoint=endpoint,
+                name=validate_tool_name(endpoint.__name__ if name is None else name),
+                title=title,
+                description=description,
+                annotations=annotations,
+                input_schema=dict(input_schema) if input_schema is not None else None,
+            )
+            self.registry.add(spec)
+            self.notify_tools_changed()
+            return endpoint
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Expose a plain function as an MCP prompt; its parameters are the prompt's arguments.
+
+        ``name`` defaults to the function's name, ``description`` to its docstring. See
+        docs/prompts-and-resources.md for what the function may take and return.
+        """
+        _refuse_bare_decorator("prompt", name)
+
+        def register(fn: F) -> F:
+            self.prompts.add(fn, name, title, description)
+            if "prompts/get" not in self._methods:
+                methods = PromptMethods(self.prompts, self.sealer, self.options)
+                self.add_method("prompts/list", methods.list_prompts, ("prompts", self._list_changed({})))
+                self.add_method("prompts/get", methods.get_prompt)
+            self.notify_prompts_changed()
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
+    ) -> Callable[[F], F]:
+        """Expose a plain function as an MCP resource, or a resource template when ``uri`` has ``{name}``.
+
+        ``ttl_ms``/``cache_scope`` override the server's caching hints on this resource's reads.
+        """
+        _refuse_bare_decorator("resource", uri)
+
+        def register(fn: F) -> F:
+            self.resources.add(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+            )
+            if "resources/read" not in self._methods:
+                methods = ResourceMethods(self.resources, self.sealer, self.options)
+                capability = self._list_changed({"subscribe": True} if self.options.subscriptions else {})
+                self.add_method("resources/list", methods.list_resources, ("resources", capability))
+                self.add_method("resources/templates/list", methods.list_templates)
+                self.add_method("resources/read", methods.read_resource)
+            self.notify_resources_changed()
+            return fn
+
+        return register
+
+    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
+        """Complete ``argument`` of a prompt (``prompt=name``) or resource template (``resource=template``)."""
+
+        def register(fn: F) -> F:
+            self.completions.add(fn, prompt=prompt, resource=resource, argument=argument)
+            if "completion/complete" not in self._methods:
+                self.add_method("completion/complete", self.completions.complete, ("completions", {}))
+            return fn
+
+        return register
+
+    # --- notifications on subscriptions/listen streams ------------------------------------------
+
+    def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed (``notifications/tools/list_changed``)."""
+        self.subscriptions.publish(TOOLS_LIST_CHANGED)
+
+    def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
+        self.subscriptions.publish(PROMPTS_LIST_CHANGED)
+
+    def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
+        self.subscriptions.publish(RESOURCES_LIST_CHANGED)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
+        self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri})
+
+    def _list_changed(self, capability: JSONObject) -> JSONObject:
+        return {**capability, "listChanged": True} if self.options.subscriptions else capability
+
+    def add_method(self, method: str, handler: Handler, capability: tuple[str, JSONObject] | None = None) -> None:
+        """Serve another JSON-RPC method (used by prompts, resources and extensions)."""
+        self._methods[method] = handler
+        if capability is not None:
+            self._capabilities.setdefault(capability[0], {}).update(capability[1])
+
+    def add_stream(self, method: str, handler: StreamHandler) -> None:
+        """Serve a method that answers with its own response stream (``subscriptions/listen``)."""
+        self._streams[method] = handler
+
+    # --- serving ----------------------------------------------------------------------------
+
+    @property
+    def mount_path(self) -> str | None:
+        """Where the host app mounted this endpoint (found on first use)."""
+        if self._mount_path is None:
+            for route in self.app.router.routes:
+                if isinstance(route, Mount) and route.app is self:
+                    self._mount_path = route.path.rstrip("/")
+        return self._mount_path
+
+    def _entry_for(self, route: Any) -> ASGIApp | None:
+        """Where a call of ``route`` enters the app (None: at its top, through all of it)."""
+        if self.route_entry is not None:
+            return functools.partial(self.route_entry.call, route)
+        return self.tool_entry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._endpoint(scope, receive, send)
+
+    async def _discover(self, rpc: RpcRequest) -> JSONObject:
+        result: JSONObject = {
+            "resultType": "complete",
+            "supportedVersions": [PROTOCOL_VERSION],
+            "capabilities": self._capabilities,
+            "ttlMs": self.options.cache_ttl_ms,
+            "cacheScope": self.options.cache_scope,
+        }
+        if self.options.instructions:
+            result["instructions"] = self.options.instructions
+        return result
+
+
+def _refuse_bare_decorator(kind: str, first: object) -> None:
+    if callable(first):
+        raise TypeError(f"use @mcp.{kind}(...) with parentheses")
+
+
+def _warn_if_several_workers() -> None:
+    """An ephemeral key only works in one process: say so loudly where we can tell there are more."""
+    reason = several_processes_hint()
+    if reason is not None:
+        logger.error(
+            "fastapi-mrtr: this process may be one of several serving MCP (%s) and has no shared "
+            "request_state_key: MRTR rounds served by another worker, replica or after a restart will "
+            "be refused with invalid_request_state. Set ServerOptions(request_state_key=...) or the %s "
+            "environment variable (see docs/deployment.md).",
+            reason,
+            STATE_KEY_ENV,
+        )

@@ -1,0 +1,224 @@
+"""One MRTR round on the server: open the incoming ``requestState``, seal the next one.
+
+Every check on the incoming state happens here, before any handler runs. Whatever the cause
+(tampered, expired, another tool, arguments or caller, replayed when single-use is on), the client
+gets one frozen error; the cause goes to the log only.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fastapi_mrtr.engine.call import CallRecord
+from fastapi_mrtr.engine.ledger import ReplayLedger
+from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.state.replay_store import NO_HOLD, StateHold, hold_state
+from fastapi_mrtr.state.sealing import (
+    InvalidRequestState,
+    RequestStateTooLarge,
+    StateBinding,
+    StateClaims,
+    StateKeyRing,
+    arguments_digest,
+    mint_request_state,
+    verify_request_state,
+)
+from fastapi_mrtr.wire.protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, McpError
+
+logger = logging.getLogger("fastapi_mrtr")
+
+INVALID_STATE_MESSAGE = "Invalid or expired requestState"
+
+
+class ServerError(McpError):
+    """A JSON-RPC error with the HTTP status it should travel with.
+
+    ``correctable``: the client can fix its request and send the same ``requestState`` again
+    (a single-use state is then released, not used up).
+    """
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, http_status: int = 400, correctable: bool = False
+    ) -> None:
+        super().__init__(code, message, data)
+        self.http_status = http_status
+        self.correctable = correctable
+
+
+def invalid_state() -> ServerError:
+    return ServerError(INVALID_PARAMS, INVALID_STATE_MESSAGE, {"reason": "invalid_request_state"})
+
+
+def key_ring(options: ServerOptions) -> StateKeyRing:
+    if options.request_state_key is None:
+        logger.warning(
+            "fastapi-mrtr: no request_state_key configured; using an ephemeral per-process key. "
+            "requestState sealed by this process cannot be opened by another worker or replica, nor "
+            "after a restart: set ServerOptions(request_state_key=...) (or MRTR_STATE_KEY) for any "
+            "multi-worker or multi-replica deployment."
+        )
+        return StateKeyRing.ephemeral()
+    return StateKeyRing(options.request_state_key)
+
+
+class FlowSealer:
+    """Opens and seals ``requestState`` for one server, with its key ring and options."""
+
+    def __init__(self, options: ServerOptions, keys: StateKeyRing) -> None:
+        self.options = options
+        self.keys = keys
+        config = options.input_required_config
+        ttls = [t for t in (options.request_state_ttl, config.round_timeout) if t > 0]
+        self.round_ttl = min(ttls) if ttls else 0.0
+
+    def binding(
+        self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> StateBinding:
+        return StateBinding(
+            method=method,
+            target=target,
+            arguments_digest=arguments_digest(arguments),
+            audience=self.options.name,
+            principal=self.options.principal_resolver(headers),
+        )
+
+    def lazy_binding(
+        self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> Callable[[], StateBinding]:
+        """The binding of one round, computed on the first call and then reused."""
+        computed: list[StateBinding] = []
+
+        def binding() -> StateBinding:
+            if not computed:
+                computed.append(self.binding(method, target, arguments, headers))
+            return computed[0]
+
+        return binding
+
+    async def open(
+        self, params: JSONObject, binding: Callable[[], StateBinding], headers: Mapping[str, str]
+    ) -> tuple[ReplayLedger, StateClaims | None, StateHold]:
+        """The ledger of this round, the claims of the incoming state (None on a first round), and
+        the round's hold on that state when it is single-use: release it on a ``correctable`` refusal.
+
+        ``binding`` is only called when there is a state to check: a call that brings none (and
+        then completes) never pays for digesting its arguments.
+        """
+        responses = params.get("inputResponses")
+        if responses is None:
+            responses = {}
+        if not isinstance(responses, dict):
+            raise ServerError(INVALID_PARAMS, "inputResponses must be an object mapping keys to results")
+        token = params.get("requestState")
+        if token is None:
+            accept = self.options.input_required_config.accept_unsolicited_answers
+            return ReplayLedger.first_round(responses, accept), None, NO_HOLD
+        claims = await self._verify(token, binding(), headers)
+        hold = await self._claim(claims) if self.options.replay_store is not None else NO_HOLD
+        return ReplayLedger.from_sealed(claims.data, responses), claims, hold
+
+    async def _verify(self, token: object, binding: StateBinding, headers: Mapping[str, str]) -> StateClaims:
+        options = self.options
+        try:
+            claims = verify_request_state(
+                token, keys=self.keys, binding=binding, max_bytes=options.request_state_max_bytes
+            )
+            if options.request_state_verifier is not None:
+                outcome = options.request_state_verifier(claims, headers)
+                if inspect.isawaitable(outcome):
+                    await outcome
+        except InvalidRequestState as exc:
+            logger.warning("requestState refused for %s %r: %s", binding.method, binding.target, exc.reason)
+            raise invalid_state() from None
+        return claims
+
+    async def _claim(self, claims: StateClaims) -> StateHold:
+        """Claim the single-use state before the handler runs: a second claim is refused."""
+        store = self.options.replay_store
+        assert store is not None
+        try:
+            hold = await hold_state(store, claims.jti, _usable_until(claims))
+        except Exception:
+            logger.exception("replay store unavailable; refusing the round (fail closed)")
+            raise ServerError(
+                INTERNAL_ERROR,
+                "requestState replay store unavailable; retry later",
+                {"reason": "replay_store_unavailable"},
+                http_status=503,
+            ) from None
+        if hold is None:
+            logger.warning("requestState %s was already used (single-use store)", claims.jti)
+            raise invalid_state()
+        return hold
+
+    def seal(self, record: CallRecord, binding: StateBinding, claims: StateClaims | None) -> str:
+        config = self.options.input_required_config
+        next_round = (claims.round if claims else 0) + 1
+        if next_round > config.max_rounds:
+            raise ServerError(
+                INVALID_PARAMS,
+                f"Too many input rounds: this flow reached the limit of {config.max_rounds}",
+                {"reason": "max_rounds_exceeded", "maxRounds": config.max_rounds},
+            )
+        now = time.time()
+        if claims is not None:
+            deadline = claims.flow_deadline
+        else:
+            deadline = int(now + config.flow_timeout) if config.flow_timeout > 0 else None
+        data = record.ledger.next_state(record.manual_state)
+        limit = self.options.request_state_max_bytes
+
+        def mint(payload: JSONObject) -> str:
+            return mint_request_state(
+                payload,
+                keys=self.keys,
+                binding=binding,
+                ttl=self.round_ttl,
+                round=next_round,
+                flow_id=record.flow_id,
+                flow_deadline=deadline,
+                max_bytes=limit,
+                now=now,
+            )
+
+        try:
+            return mint(data)
+        except RequestStateTooLarge:
+            pass
+        # The recorded answers ("ans") are the client's words; the rest is the server's. If the
+        # state fits without them, the answers made it too large: the client's error, and its
+        # previous state still works with shorter answers. Only this failing round pays the retry.
+        if "ans" in data and _fits(mint, {k: v for k, v in data.items() if k != "ans"}):
+            logger.info("answers for %r too large to seal in %d bytes; refused", binding.target, limit)
+            raise ServerError(
+                INVALID_PARAMS,
+                f"The answers in inputResponses are too large to carry in requestState ({limit} bytes); "
+                "send shorter answers",
+                {"reason": "input_responses_too_large"},
+                correctable=True,
+            )
+        logger.error("requestState for %r exceeds %d bytes", binding.target, limit)
+        raise ServerError(
+            INTERNAL_ERROR,
+            "The state of this flow grew too large to send; keep ctx.once results small",
+            {"reason": "request_state_too_large"},
+            http_status=500,
+        )
+
+
+def _fits(mint: Callable[[JSONObject], str], data: JSONObject) -> bool:
+    try:
+        mint(data)
+    except RequestStateTooLarge:
+        return False
+    return True
+
+
+def _usable_until(claims: StateClaims) -> int | None:
+    """When the token stops opening: its own expiry or the flow's deadline, whichever comes first."""
+    limits = [t for t in (claims.expires_at, claims.flow_deadline) if t is not None]
+    return min(limits) if limits else None

@@ -1,0 +1,95 @@
+"""``ServerOptions``: one flat, fully defaulted, keyword-only configuration object."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Union
+
+from fastapi_mrtr.config import InputRequiredConfig
+
+if TYPE_CHECKING:
+    from fastapi_mrtr.state.replay_store import ReplayStore
+    from fastapi_mrtr.state.sealing import StateClaims
+
+SecretKey = Union[bytes, str]
+PrincipalResolver = Callable[[Mapping[str, str]], str | None]
+"""Maps the caller's HTTP headers (lower-case names) to a principal id, or None when anonymous."""
+RequestStateVerifier = Callable[["StateClaims", Mapping[str, str]], None | Awaitable[None]]
+"""Extra checks on an opened requestState; raise ``InvalidRequestState`` to refuse it."""
+
+
+def principal_from_authorization(headers: Mapping[str, str]) -> str | None:
+    """The default principal: the caller's ``Authorization`` header, when present.
+
+    Only a keyed hash of it is sealed into ``requestState``; a flow started by one credential
+    cannot be continued with another.
+    """
+    return headers.get("authorization") or None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """Everything an ``MCP`` endpoint can be told. All fields have safe defaults.
+
+    Identity: ``name`` (also the ``requestState`` audience), ``version``, ``title``, ``instructions``.
+    State sealing: ``request_state_key`` (a secret of at least 32 bytes, or a list for rotation:
+    the first seals, all open; ``None`` = an ephemeral per-process key, with a warning),
+    ``request_state_ttl`` (seconds per round, 0 = no expiry), ``request_state_max_bytes``,
+    ``request_state_verifier``, ``principal_resolver``, ``replay_store`` (single-use state).
+    Replay: ``input_required_config``, ``strict_replay`` (a changed question raises instead of
+    being asked again).
+    HTTP: ``forward_headers`` (caller headers passed to the endpoint), ``allowed_hosts`` and
+    ``allowed_origins`` (besides localhost; ``"*"`` allows any), ``max_body_bytes``.
+    Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope`` (the caching hints of every list,
+    ``resources/read`` and ``server/discover`` result).
+    Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
+    ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
+    (open streams of one caller: its principal, else its client address), ``subscription_max_seconds``
+    (the longest a stream stays open before the server ends it), ``subscription_keepalive_seconds``.
+    """
+
+    name: str = "fastapi-mrtr"
+    version: str = "0.0.0"
+    title: str | None = None
+    instructions: str | None = None
+
+    request_state_key: SecretKey | Sequence[SecretKey] | None = None
+    request_state_ttl: float = 300.0
+    request_state_max_bytes: int = 16 * 1024
+    request_state_verifier: RequestStateVerifier | None = None
+    principal_resolver: PrincipalResolver = principal_from_authorization
+    replay_store: ReplayStore | None = None
+
+    input_required_config: InputRequiredConfig = field(default_factory=InputRequiredConfig)
+    strict_replay: bool = False
+
+    forward_headers: tuple[str, ...] = ("authorization", "cookie")
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    max_body_bytes: int = 4 * 1024 * 1024
+
+    page_size: int = 100
+    cache_ttl_ms: int = 60_000
+    cache_scope: Literal["public", "private"] = "public"
+
+    subscriptions: bool = True
+    subscription_max_streams: int = 1000
+    subscription_max_streams_per_caller: int = 16
+    subscription_max_seconds: float = 3600.0
+    subscription_keepalive_seconds: float = 15.0
+
+    def __post_init__(self) -> None:
+        if self.request_state_ttl < 0:
+            raise ValueError("request_state_ttl must be >= 0 (0 means no expiry)")
+        if self.max_body_bytes <= 0 or self.page_size <= 0:
+            raise ValueError("max_body_bytes and page_size must be positive")
+        if self.cache_ttl_ms < 0:
+            raise ValueError("cache_ttl_ms must be >= 0")
+        if min(self.subscription_max_streams, self.subscription_max_streams_per_caller) <= 0:
+            raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
+        if self.subscription_max_seconds <= 0:
+            raise ValueError("subscription_max_seconds must be positive")
+        if self.subscription_keepalive_seconds <= 0:
+            raise ValueError("subscription_keepalive_seconds must be positive")
+        object.__setattr__(self, "forward_headers", tuple(h.lower() for h in self.forward_headers))

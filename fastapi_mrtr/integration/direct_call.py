@@ -1,0 +1,349 @@
+"""Call a plain path function as its FastAPI route would, without building an HTTP request for it.
+
+Most tools are plain path functions: query, path and JSON body parameters, perhaps ``ctx``, no
+other dependencies. For those, most of what the route's ASGI app does on an in-process tool call
+is undoing the request the plugin has just built: reading the body back, parsing it and the query
+string, solving a dependency tree that holds only ``ctx``. :class:`DirectCall` skips that work and
+keeps the part that matters, with FastAPI's own functions:
+
+- the arguments are validated by ``request_params_to_args`` and ``request_body_to_args``, given
+  exactly what the route would have parsed (query and path values as the strings of the URL, the
+  body as its decoded JSON), so a value that passes here is the value the route would pass;
+- the return value goes through ``serialize_response`` with the route's response field and
+  options, and a returned ``Response`` is sent as it is (its background tasks run);
+- an exception meets the app's exception handlers (``HTTPException`` by status first, then by
+  class), and a suspension signal travels as it does through the route.
+
+Whatever it cannot reproduce exactly takes the route, so behaviour never depends on which path
+ran: a route of any other shape (decided once, in :meth:`DirectCall.for_route`); arguments that do
+not validate (the route then answers its own 422, byte for byte, and nothing has run yet); and,
+checked on every call, dependency overrides or FastAPI telemetry being active.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Union, get_args, get_origin
+
+from fastapi import params
+from fastapi import routing as fastapi_routing
+from fastapi.datastructures import DefaultPlaceholder
+from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute, serialize_response
+from fastapi.utils import is_body_allowed_for_status_code
+from pydantic import BaseModel
+from starlette._utils import is_async_callable
+from starlette.concurrency import run_in_threadpool
+from starlette.convertors import StringConvertor
+from starlette.datastructures import QueryParams
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Scope
+
+from fastapi_mrtr.engine.call import CallRecord, find_signal
+from fastapi_mrtr.engine.context import ToolContext
+from fastapi_mrtr.integration.dependency import get_context
+from fastapi_mrtr.integration.invoke import (
+    CapturedResponse,
+    argument_errors,
+    body_value,
+    path_errors,
+    query_pairs,
+    query_text,
+)
+from fastapi_mrtr.integration.tools import CallPlan
+
+ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
+
+_SERIALIZE_OPTIONS = inspect.signature(serialize_response).parameters
+# Newer FastAPI serialises a declared response model straight to JSON bytes (``dump_json``).
+_DUMPS_JSON = "dump_json" in _SERIALIZE_OPTIONS
+_REQUEST_NAMES = (
+    "request_param_name",
+    "websocket_param_name",
+    "http_connection_param_name",
+    "response_param_name",
+    "background_tasks_param_name",
+    "security_scopes_param_name",
+)
+
+
+def _no_telemetry() -> object | None:
+    return None
+
+
+def _telemetry_reader() -> Callable[[], object | None]:
+    """How to read FastAPI's recorder of the current request (set while a tracer records it)."""
+    try:
+        from fastapi.telemetry._api import _get_request_telemetry
+    except ImportError:  # a FastAPI without telemetry
+        return _no_telemetry
+    return _get_request_telemetry
+
+
+_request_telemetry = _telemetry_reader()
+
+
+@dataclass(frozen=True)
+class DirectCall:
+    """How to run one plain route's path function for a tool call (see the module docstring)."""
+
+    route: Any  # an APIRoute, or newer FastAPI's RouteContext for an included one
+    plan: CallPlan
+    context_params: tuple[str, ...]  # the parameters that receive ``ctx``
+    embed_body_fields: bool
+    serialize_options: dict[str, Any]  # what this FastAPI's serialize_response takes beyond the basics
+    # The path and query fields, when each is a plain scalar read from one value (else empty).
+    scalar_path: tuple[Any, ...] = ()
+    scalar_query: tuple[Any, ...] = ()
+
+    @classmethod
+    def for_route(cls, route: Any, plan: CallPlan) -> DirectCall | None:
+        """The direct call for ``route``, or None when only the route itself can run it faithfully."""
+        original = getattr(route, "original_route", route)
+        if type(original) is not APIRoute:  # a custom route class may change how requests are handled
+            return None
+        dependant = route.dependant
+        embed = getattr(route, "_embed_body_fields", None)
+        plain = (
+            dependant is not None
+            and isinstance(embed, bool)
+            and not (dependant.header_params or dependant.cookie_params)
+            and all(getattr(dependant, name, None) is None for name in _REQUEST_NAMES)
+            and inspect.iscoroutinefunction(dependant.call)  # sync ones run in a worker thread
+            and not getattr(route, "is_sse_stream", False)
+            and not getattr(route, "is_json_stream", False)
+            and getattr(route, "max_body_size", None) is None
+            and getattr(route, "stream_item_field", None) is None
+            and _default_json(route.response_class)
+            and all(type(c) is StringConvertor for c in route.param_convertors.values())
+            and not any(_is_model(f) for f in dependant.query_params)
+            and not any(isinstance(f.field_info, params.Form) for f in dependant.body_params)
+        )
+        if not plain:
+            return None
+        contexts: list[str] = []
+        for sub in dependant.dependencies:  # ``ctx`` is the only dependency taken here
+            if sub.call is not get_context or sub.name is None:
+                return None
+            contexts.append(sub.name)
+        options: dict[str, Any] = {"dump_json": True} if _DUMPS_JSON and route.response_field is not None else {}
+        if "endpoint_ctx" in _SERIALIZE_OPTIONS:  # where the function is, for a response validation error
+            options["endpoint_ctx"] = _endpoint_context(dependant.call, f"{plan.method} {dependant.path}")
+        scalar_path = tuple(dependant.path_params) if all(map(_is_scalar, dependant.path_params)) else ()
+        scalar_query = tuple(dependant.query_params) if all(map(_is_scalar, dependant.query_params)) else ()
+        return cls(route, plan, tuple(contexts), bool(embed), options, scalar_path, scalar_query)
+
+    async def call(
+        self,
+        arguments: Mapping[str, Any],
+        record: CallRecord,
+        handlers: ExceptionHandlers,
+        scope_for: Callable[[], tuple[Scope, bytes]],
+    ) -> CapturedResponse | None:
+        """What the route would have answered, or None when the route itself must run the call.
+
+        ``scope_for`` builds the request the route would have seen (scope and body). It is only
+        called when something needs it: ``ctx.request``, an exception handler, a ``Response``.
+        """
+        if self._overridden() or _request_telemetry() is not None:
+            return None
+        values = await self._validated(arguments)
+        if values is None:
+            return None
+        request = _LazyRequest(scope_for)
+        context = ToolContext(record, request.get)
+        for name in self.context_params:
+            values[name] = context
+        try:
+            returned = await self.route.dependant.call(**values)
+            return await self._respond(returned, request)
+        except BaseException as exc:
+            if find_signal(exc) is not None:
+                return CapturedResponse()  # suspended: the record says so; nothing is answered
+            if not isinstance(exc, Exception):
+                raise
+            return await _handled(exc, handlers, request)
+
+    def _overridden(self) -> bool:
+        provider = self.route.dependency_overrides_provider
+        return bool(getattr(provider, "dependency_overrides", None))
+
+    async def _validated(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        dependant = self.route.dependant
+        values: dict[str, Any] = {}
+        if dependant.path_params:
+            path: dict[str, str] = {}
+            for name in self.plan.path_params:
+                value = arguments.get(name)
+                if value is None or isinstance(value, (list, dict)):
+                    return None  # the route answers FastAPI's 422 for a missing or unsendable argument
+                path[name] = str(value)
+            if path_errors(self.route, self.plan, arguments):
+                return None  # not one segment of this route: refused with the 422, as on every path
+            found = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
+            if found is None:
+                found, errors = request_params_to_args(dependant.path_params, path)
+                if errors:
+                    return None
+            values.update(found)
+        if dependant.query_params:
+            found = _scalar_values(self.scalar_query, arguments, query_text) if self.scalar_query else None
+            if found is None:
+                if argument_errors(self.plan, arguments):
+                    return None  # a value no query string carries: the route answers its 422
+                query = QueryParams(query_pairs(self.plan, arguments))
+                found, errors = request_params_to_args(dependant.query_params, query)
+                if errors:
+                    return None
+            values.update(found)
+        if dependant.body_params:
+            body = _detached(body_value(self.plan, arguments))
+            found, errors = await request_body_to_args(dependant.body_params, body, self.embed_body_fields)
+            if errors:
+                return None
+            values.update(found)
+        return values
+
+    async def _respond(self, returned: Any, request: _LazyRequest) -> CapturedResponse:
+        route = self.route
+        if isinstance(returned, Response):
+            return await _sent(returned, request)
+        content = await serialize_response(
+            field=route.response_field,
+            response_content=returned,
+            include=route.response_model_include,
+            exclude=route.response_model_exclude,
+            by_alias=route.response_model_by_alias,
+            exclude_unset=route.response_model_exclude_unset,
+            exclude_defaults=route.response_model_exclude_defaults,
+            exclude_none=route.response_model_exclude_none,
+            **self.serialize_options,
+        )
+        if self.serialize_options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
+            status, body = route.status_code or 200, content
+        else:
+            response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
+            status, body = response.status_code, response.body
+        if not is_body_allowed_for_status_code(status):
+            body = b""
+        return CapturedResponse(status, [(b"content-type", b"application/json")], bytearray(body))
+
+
+class _LazyRequest:
+    """The route's request, built on first use (most calls never need it)."""
+
+    def __init__(self, scope_for: Callable[[], tuple[Scope, bytes]]) -> None:
+        self._scope_for = scope_for
+        self._request: Request | None = None
+
+    def get(self) -> Request:
+        if self._request is None:
+            scope, body = self._scope_for()
+            self._request = Request(scope, _receiver(body))
+        return self._request
+
+
+def _receiver(body: bytes) -> Callable[[], Any]:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+async def _handled(exc: Exception, handlers: ExceptionHandlers, request: _LazyRequest) -> CapturedResponse:
+    """The app's answer to ``exc``, found as Starlette finds it; re-raised when none handles it."""
+    by_class, by_status = handlers
+    handler = by_status.get(exc.status_code) if isinstance(exc, HTTPException) else None
+    if handler is None:
+        handler = next((by_class[cls] for cls in type(exc).__mro__ if cls in by_class), None)
+    if handler is None:
+        raise exc
+    if is_async_callable(handler):
+        response = await handler(request.get(), exc)
+    else:
+        response = await run_in_threadpool(handler, request.get(), exc)
+    return await _sent(response, request) if response is not None else CapturedResponse()
+
+
+async def _sent(response: Response, request: _LazyRequest) -> CapturedResponse:
+    """Send ``response`` as the route would (streaming bodies and background tasks included)."""
+    captured = CapturedResponse()
+    http = request.get()
+    await response(http.scope, http.receive, captured.send)
+    return captured
+
+
+def _is_scalar(field: Any) -> bool:
+    """A parameter FastAPI reads as one string and validates as such: no list, alias choices or JSON."""
+    info = field.field_info
+    if getattr(info, "validation_alias", None) is not None or getattr(field, "config", None):
+        return False
+    annotation = info.annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        choices = [choice for choice in get_args(annotation) if choice is not type(None)]
+        if len(choices) != 1:
+            return False
+        annotation = choices[0]
+    if annotation in (str, int, float, bool) or get_origin(annotation) is Literal:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+
+
+def _scalar_values(fields: tuple[Any, ...], arguments: Mapping[str, Any], as_text: Callable[[Any], str]) -> Any:
+    """The validated values of scalar ``fields`` when every one has a single argument, else None.
+
+    Each value is validated by FastAPI's own field, from the text the route would have read. Any
+    other case (an argument missing, a list, an invalid value) is left to FastAPI's function.
+    """
+    values: dict[str, Any] = {}
+    for field in fields:
+        value = arguments.get(field.alias)
+        if value is None or isinstance(value, (list, dict)):
+            return None
+        validated, errors = field.validate(as_text(value), values, loc=(field.field_info.in_.value, field.alias))
+        if errors:
+            return None
+        values[field.name] = validated
+    return values
+
+
+def _endpoint_context(call: Any, path: str) -> dict[str, Any]:
+    extract = getattr(fastapi_routing, "_extract_endpoint_context", None)
+    context: dict[str, Any] = dict(extract(call)) if extract is not None else {}
+    context["path"] = path
+    return context
+
+
+def _default_json(response_class: Any) -> bool:
+    return isinstance(response_class, DefaultPlaceholder) and response_class.value is JSONResponse
+
+
+def _is_model(field: Any) -> bool:
+    annotation = field.field_info.annotation
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _detached(value: Any) -> Any:
+    """A copy of the JSON containers in ``value``: the handler gets its own, as after a JSON round trip.
+
+    The tool arguments are also what the request state is bound to, so a handler that changes a
+    list it was given must not change them.
+    """
+    if isinstance(value, dict):
+        return {key: _detached(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_detached(item) for item in value]
+    return value

@@ -1,0 +1,114 @@
+"""The plugin's pure ASGI middleware on the host app.
+
+* Serves ``/mcp`` as well as ``/mcp/`` (Starlette's ``Mount`` would answer the first with a
+  307 redirect, which MCP clients do not follow for POST).
+* Catches the suspension signal of a plain REST call and answers 428 ``input_required``.
+* Lets the signal of an in-process MCP call through: the dispatcher reads the call record.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from fastapi import FastAPI
+from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, find_signal
+from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.integration.rest import RECORD_KEY, SEALER_KEY, before_reply, input_required_body
+from fastapi_mrtr.integration.route_entry import RouteEntry
+from fastapi_mrtr.transport.http import send_json
+from fastapi_mrtr.wire.json_codec import encode
+
+
+class ServedEndpoint(Protocol):
+    """What the middleware needs of the ``MCP`` it serves (the app module builds on this one)."""
+
+    app: FastAPI
+    sealer: FlowSealer
+    tool_entry: ASGIApp | None
+    route_entry: RouteEntry | None
+
+    @property
+    def mount_path(self) -> str | None: ...
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+
+
+logger = logging.getLogger("fastapi_mrtr")
+
+
+class MrtrMiddleware:
+    def __init__(self, app: ASGIApp, server: ServedEndpoint) -> None:
+        self.app = app
+        self.server = server
+        # When the next layer is Starlette's exception middleware, no user middleware sits between
+        # this one and the routes, so a request for the endpoint can skip the exception
+        # middleware and the router (the endpoint answers every error itself): it sees the same
+        # middleware as through the mount, at a fraction of the cost.
+        self._serve_directly = isinstance(app, ExceptionMiddleware)
+        server.tool_entry = self._tool_entry()
+        server.route_entry = RouteEntry.below(server.tool_entry) if server.tool_entry is not None else None
+
+    def _tool_entry(self) -> ASGIApp | None:
+        """Where in-process tool calls may enter the app instead of at its top (None: at the top).
+
+        Above the user middleware FastAPI has only its own layers: the server-error middleware
+        (which runs a 500/``Exception`` handler), telemetry and the body-size limit, all of which
+        the MCP request itself has just passed. When this is the only user middleware and no
+        500 handler is registered, a call entering just below it meets exactly the user code a
+        REST call meets (exception handlers, routing, dependencies, validation) without paying
+        those layers a second time; FastAPI's telemetry then counts the MCP request once.
+        """
+        host = self.server.app
+        classes: list[object] = [m.cls for m in host.user_middleware]
+        only_ours = classes == [MrtrMiddleware]
+        handles_500 = 500 in host.exception_handlers or Exception in host.exception_handlers
+        return self.app if self._serve_directly and only_ours and not handles_500 else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if SCOPE_KEY in scope:  # an in-process tool call: its dispatcher handles suspension
+            await self.app(scope, receive, send)
+            return
+        mount = self.server.mount_path
+        if mount is not None and scope["path"] in (mount, mount + "/"):
+            if self._serve_directly:
+                await self.server(_mounted(scope, mount), receive, send)
+                return
+            if scope["path"] == mount:
+                scope = {**scope, "path": mount + "/", "raw_path": (mount + "/").encode()}
+        scope[SEALER_KEY] = self.server.sealer
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start" and not started:
+                started = True
+                await before_reply(scope, message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except BaseException as exc:
+            if find_signal(exc) is None:
+                raise
+        record: CallRecord | None = scope.get(RECORD_KEY)
+        if record is None or not (record.suspended or record.missing_capability is not None):
+            return
+        if started:
+            logger.error("an endpoint asked for input after its response had started; the ask is lost")
+            return
+        status, body = input_required_body(record)
+        await before_reply(scope, status)
+        await send_json(send, status, encode(body))
+
+
+def _mounted(scope: Scope, mount: str) -> Scope:
+    """The scope the ``Mount`` would hand the endpoint (its root path extended by the mount path)."""
+    root_path = scope.get("root_path", "")
+    return {**scope, "app_root_path": scope.get("app_root_path", root_path), "root_path": root_path + mount}

@@ -1,0 +1,113 @@
+"""Plain REST calls of an endpoint that asks for input.
+
+A REST caller gets ``428 Precondition Required`` with the same body an MCP client would get
+(``resultType: "input_required"``, ``inputRequests``, ``requestState``). It answers by repeating
+the same request with two headers: ``MRTR-Request-State`` (the state, verbatim) and
+``MRTR-Input-Responses`` (a JSON object of key -> bare result). The state is bound to the HTTP
+method, the path, the query and a digest of the body, and to the caller's Authorization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from fastapi import HTTPException, Request
+from starlette.types import Scope
+
+from fastapi_mrtr.engine.call import CallRecord
+from fastapi_mrtr.engine.flow import FlowSealer, ServerError
+from fastapi_mrtr.engine.rounds import pending_requests
+from fastapi_mrtr.state.replay_store import StateHold
+from fastapi_mrtr.wire.json_codec import decode
+from fastapi_mrtr.wire.protocol import JSONObject
+
+SEALER_KEY = "fastapi_mrtr.sealer"  # the FlowSealer of the app's MCP, set by its middleware
+RECORD_KEY = "fastapi_mrtr.rest"
+STATE_HEADER = "mrtr-request-state"
+RESPONSES_HEADER = "mrtr-input-responses"
+# A REST caller is a program that can show anything to its user.
+REST_CAPABILITIES: JSONObject = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+
+
+async def rest_record(request: Request) -> CallRecord:
+    sealer: FlowSealer | None = request.scope.get(SEALER_KEY)
+    if sealer is None:
+        raise RuntimeError("ctx is only available in apps that created MCP(app)")
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    responses = _responses(headers.get(RESPONSES_HEADER))
+    body = await request.body()
+    target = f"{request.method} {request.url.path}"
+    arguments = {"query": str(request.query_params), "body": hashlib.sha256(body).hexdigest()}
+    binding = sealer.binding("rest", target, arguments, headers)
+    params: JSONObject = {"inputResponses": responses}
+    if headers.get(STATE_HEADER):
+        params["requestState"] = headers[STATE_HEADER]
+    try:
+        ledger, claims, hold = await sealer.open(params, lambda: binding, headers)
+    except ServerError as exc:
+        raise HTTPException(exc.http_status, detail=exc.to_error()) from None
+    record = CallRecord(
+        method="rest",
+        target=target,
+        arguments=arguments,
+        client_capabilities=REST_CAPABILITIES,
+        ledger=ledger,
+        flow_id=claims.flow_id if claims else None,
+        round=claims.round if claims else 0,
+        strict_replay=sealer.options.strict_replay,
+    )
+
+    def seal() -> str:
+        try:
+            return sealer.seal(record, binding, claims)
+        except ServerError as exc:
+            if exc.correctable:
+                refused_correctably(record, exc.http_status)
+            raise
+
+    record.extras["seal"] = seal
+    record.extras["hold"] = hold
+    request.scope[RECORD_KEY] = record
+    return record
+
+
+def refused_correctably(record: CallRecord, status: int) -> None:
+    """Note that the answer with ``status`` will be a refusal the client can correct and resend."""
+    record.extras["correctable_status"] = status
+
+
+async def before_reply(scope: Scope, status: int) -> None:
+    """Just before a REST answer starts: release the single-use state of a correctable refusal.
+
+    Released before the caller hears of it, so its corrected retry finds the state free. A route
+    that answered otherwise (it ignored a refused ``ctx.input_required``) keeps the state used.
+    """
+    record: CallRecord | None = scope.get(RECORD_KEY)
+    if record is not None and record.extras.get("correctable_status") == status:
+        hold: StateHold = record.extras["hold"]
+        await hold.release()
+
+
+def _responses(raw: str | None) -> JSONObject:
+    if not raw:
+        return {}
+    try:
+        value: Any = decode(raw)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise HTTPException(400, detail=f"{RESPONSES_HEADER} must be a JSON object of key -> result")
+    return value
+
+
+def input_required_body(record: CallRecord) -> tuple[int, JSONObject]:
+    """(status, body) of the 428 answer for a REST record that is waiting for input."""
+    if record.missing_capability is not None:
+        refused_correctably(record, 400)
+        return 400, {"detail": "missing client capability", "requiredCapabilities": record.missing_capability}
+    try:
+        token = record.extras["seal"]()
+    except ServerError as exc:
+        return exc.http_status, {"detail": exc.to_error()}
+    return 428, {"resultType": "input_required", "inputRequests": pending_requests(record), "requestState": token}

@@ -1,0 +1,210 @@
+"""``tools/list`` and ``tools/call``: the registry of tools resolved from the app's routes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import cast
+
+import fastapi.routing
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.types import ASGIApp, Scope
+
+from fastapi_mrtr.engine.call import CallRecord, find_exception
+from fastapi_mrtr.engine.context import ReplayDivergedError
+from fastapi_mrtr.engine.flow import FlowSealer, ServerError
+from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.engine.rounds import run_round
+from fastapi_mrtr.integration.direct_call import DirectCall
+from fastapi_mrtr.integration.invoke import CapturedResponse, call_route, forwarded_headers, route_scope
+from fastapi_mrtr.integration.pagination import listing
+from fastapi_mrtr.integration.param_headers import check_param_headers
+from fastapi_mrtr.integration.results import error_result, tool_result
+from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteGuard, ToolRouteRefused, ToolRouteTicket
+from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
+from fastapi_mrtr.transport.endpoint import RpcRequest
+from fastapi_mrtr.wire.protocol import INVALID_PARAMS, JSONObject
+
+logger = logging.getLogger("fastapi_mrtr")
+
+
+class ToolRegistry:
+    """Tool specs from ``@mcp.tool()``, resolved lazily against the app's routes.
+
+    Resolution happens when a spec's route exists (at decoration time when the decorator sits
+    above ``@app.get``) or on the first request that needs it, and again whenever routes were
+    added, so routes registered after ``MCP(app)`` (``include_router`` included) are seen.
+    """
+
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
+        self._specs: list[ToolSpec] = []
+        self._tools: dict[str, ToolDefinition] = {}
+        self._routes_seen = -1
+        self._dirty = True
+
+    def add(self, spec: ToolSpec) -> None:
+        if any(s.name == spec.name for s in self._specs):
+            raise ValueError(f"an MCP tool named {spec.name!r} is already registered")
+        self._specs.append(spec)
+        self._dirty = True
+        route = self._route_of(spec.endpoint)
+        if route is not None:  # build now, so schema problems surface at registration
+            self._tools[spec.name] = build_tool(spec, route)
+
+    def resolved(self) -> dict[str, ToolDefinition]:
+        if self._dirty or self._routes_seen != len(self._app.router.routes):
+            self._resolve()
+        return self._tools
+
+    def _resolve(self) -> None:
+        tools: dict[str, ToolDefinition] = {}
+        for spec in self._specs:
+            known = self._tools.get(spec.name)
+            route = self._route_of(spec.endpoint)
+            if route is None:  # one misconfigured tool must not take the others down
+                logger.error(
+                    "@mcp.tool() %r: %s is not a route of this app, so it is not served; decorate a "
+                    "FastAPI path function (put @mcp.tool() above @app.get(...)) and include its router",
+                    spec.name,
+                    spec.endpoint.__qualname__,
+                )
+                continue
+            tools[spec.name] = known if known is not None and known.route is route else build_tool(spec, route)
+        self._tools = tools
+        self._routes_seen = len(self._app.router.routes)
+        self._dirty = False
+
+    def _route_of(self, endpoint: Callable[..., object]) -> APIRoute | None:
+        for route in _api_routes(self._app):
+            if route.endpoint is endpoint:
+                return route
+        return None
+
+
+def _api_routes(app: FastAPI) -> Iterator[APIRoute]:
+    """The app's API routes, those of included routers too, as the app serves them.
+
+    Newer FastAPI keeps an included router as one lazy entry of ``app.router.routes`` and serves
+    its routes through per-include contexts (prefix, dependencies); ``iter_route_contexts``
+    flattens them. Older FastAPI copied included routes into ``app.router.routes``.
+    """
+    iter_route_contexts = getattr(fastapi.routing, "iter_route_contexts", None)
+    if iter_route_contexts is None:
+        yield from (route for route in app.router.routes if isinstance(route, APIRoute))
+        return
+    own = {id(route) for route in app.router.routes}
+    for context in iter_route_contexts(app.router.routes):
+        if not isinstance(context.original_route, APIRoute):
+            continue
+        if id(context.original_route) in own:  # a route of the app itself
+            yield context.original_route
+        else:  # an included route, with the include's prefix and dependencies applied
+            yield cast(APIRoute, context)
+
+
+class ToolMethods:
+    def __init__(
+        self,
+        app: FastAPI,
+        registry: ToolRegistry,
+        sealer: FlowSealer,
+        options: ServerOptions,
+        entry_for: Callable[[APIRoute], ASGIApp | None] = lambda route: None,
+        route_entry: Callable[[], RouteEntry | None] = lambda: None,
+    ) -> None:
+        self._app = app
+        self._entry_for = entry_for  # where a call of a route enters the app (None: at its top)
+        self._route_entry = route_entry  # set when nothing of the user's sits below the plugin
+        self._direct_calls: dict[str, tuple[ToolDefinition, DirectCall | None]] = {}
+        self._registry = registry
+        self._sealer = sealer
+        self._options = options
+        # Where the app's router chooses a route, a tool call may only run its own (see route_entry).
+        self._guarded = ToolRouteGuard.install(app.router)
+        if not self._guarded:
+            logger.error(
+                "fastapi-mrtr: the app router's own middleware hides where it chooses a route, so the "
+                "plugin cannot check that a tool call runs only its tool's route; tool calls that walk "
+                "the app (your middleware sits below the plugin's) are refused"
+            )
+
+    async def list_tools(self, rpc: RpcRequest) -> JSONObject:
+        tools = [tool.wire for tool in self._registry.resolved().values()]
+        return listing("tools", tools, rpc.params.get("cursor"), self._options)
+
+    async def call_tool(self, rpc: RpcRequest) -> JSONObject:
+        name = rpc.params.get("name")
+        if not isinstance(name, str):
+            raise ServerError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
+        tool = self._registry.resolved().get(name)
+        if tool is None:
+            raise ServerError(INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = rpc.params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ServerError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        if tool.param_headers:
+            check_param_headers(tool.param_headers, arguments, rpc.headers)
+        forwarded = forwarded_headers(rpc.scope, self._options.forward_headers)
+
+        async def run(record: CallRecord) -> JSONObject:
+            try:
+                response = await self._call(tool, rpc, arguments, forwarded, record)
+            except Exception as exc:
+                record.abandon_input()  # the handler failed: its error wins over any pending ask
+                return _unexpected(tool, exc)
+            if record.wants_input or record.missing_capability is not None:
+                return {}
+            return tool_result(tool, response)
+
+        return await run_round(self._sealer, rpc, "tools/call", name, arguments, run)
+
+    async def _call(
+        self,
+        tool: ToolDefinition,
+        rpc: RpcRequest,
+        arguments: JSONObject,
+        forwarded: list[tuple[bytes, bytes]],
+        record: CallRecord,
+    ) -> CapturedResponse:
+        """Run the tool's route: its path function directly when that is faithful, else the route."""
+        route_entry = self._route_entry()
+        direct = self._direct_call(tool) if route_entry is not None else None
+        if route_entry is not None and direct is not None:
+
+            def scope_for() -> tuple[Scope, bytes]:
+                scope, body = route_scope(self._app, rpc.scope, tool.route, tool.plan, arguments, forwarded, record)
+                if not route_entry.prepare(tool.route, scope):  # its arguments were checked: not expected
+                    raise ToolRouteRefused(ToolRouteTicket(tool.route).refuse(scope))
+                return scope, body
+
+            response = await direct.call(arguments, record, route_entry.exception_handlers, scope_for)
+            if response is not None:
+                return response
+        if route_entry is None and not self._guarded:
+            raise ToolRouteRefused("the app's router cannot be checked to run only the tool's route (see the log)")
+        entry = self._entry_for(tool.route)
+        return await call_route(self._app, rpc.scope, tool.route, tool.plan, arguments, forwarded, record, entry)
+
+    def _direct_call(self, tool: ToolDefinition) -> DirectCall | None:
+        known = self._direct_calls.get(tool.name)
+        if known is None or known[0] is not tool:  # first call, or the tool was rebuilt
+            known = (tool, DirectCall.for_route(tool.route, tool.plan))
+            self._direct_calls[tool.name] = known
+        return known[1]
+
+
+def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:
+    refused = find_exception(exc, ToolRouteRefused)
+    if refused is not None:
+        logger.warning("tool %r was not run: %s", tool.name, refused)
+        return error_result(f"Tool {tool.name!r} was not run: {refused}.")
+    diverged = find_exception(exc, ReplayDivergedError)
+    if diverged is not None:
+        logger.warning("tool %r: %s", tool.name, diverged)
+        return error_result(str(diverged))
+    logger.error("tool %r raised an unexpected exception", tool.name, exc_info=exc)
+    return error_result(f"Tool {tool.name!r} failed with an internal error; the details were logged on the server.")

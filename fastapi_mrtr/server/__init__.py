@@ -1,1 +1,0 @@
-"""Server side of fastapi-mrtr."""

@@ -1,0 +1,376 @@
+"""Sealed MRTR ``requestState`` tokens (AES-256-GCM). Pure: stdlib and ``cryptography`` only.
+
+``requestState`` is attacker-controlled input that the client echoes back, so the server seals
+everything it needs into it and refuses anything it did not seal for this very request.
+
+Token layout (every token is ASCII)::
+
+    "v1." + b64url_nopad( kid[4] || nonce[12] || ciphertext || tag[16] )
+
+    ciphertext, tag = AESGCM(k_enc).encrypt(nonce, plaintext, aad)
+    aad             = b"v1." + kid + audience.encode("utf-8")
+    plaintext       = compact JSON object (UTF-8, no compression):
+        {"v":1, "jti", "fid", "r", "iat", "exp", "fexp", "m", "t", "a", "aud", "p", "d"}
+
+* ``kid = SHA-256(b"kid:" + k_enc)[:4]`` picks the key that opens the token.
+* Each secret of a :class:`StateKeyRing` yields ``k_enc`` and ``k_bind`` via HKDF-SHA256.
+* ``iat``/``exp``/``fexp`` are unix seconds (``exp``/``fexp`` may be null = no limit).
+* ``m``/``t``/``a``/``aud`` bind the token to method, target, :func:`arguments_digest` and server.
+* ``p = b64url_nopad(HMAC-SHA256(k_bind, principal))[:22]`` or null: the principal is never stored.
+* ``d`` is the caller's JSON object.
+
+Tokens are not single-use: a captured token can be replayed (by the same principal, for the same
+request) until it expires. Callers needing at-most-once must track ``jti`` themselves.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _ascii_json
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from fastapi_mrtr.wire import json_codec
+
+__all__ = [
+    "InvalidRequestState", "RequestStateTooLarge", "StateBinding", "StateClaims", "StateKeyRing",
+    "arguments_digest", "mint_request_state", "verify_request_state",
+]  # fmt: skip
+
+PREFIX = "v1."
+_VERSION = 1
+_MIN_SECRET_BYTES = 32
+_KID_LEN, _NONCE_LEN, _TAG_LEN = 4, 12, 16
+_B64URL_CHARS = re.compile(r"[A-Za-z0-9_-]*")
+_INFO = b"fastapi-mrtr/request-state/v1/"
+# Built once (json.dumps builds an encoder per call). The argument digest stays on the json
+# module: its bytes are what a flow is bound to, so they must not change between releases.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+class InvalidRequestState(Exception):
+    """Raised when a requestState token cannot be trusted. ``reason`` is for logs, never for clients."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"invalid requestState ({reason})")
+        self.reason = reason
+
+
+class RequestStateTooLarge(ValueError):
+    """Raised by :func:`mint_request_state` when the token would exceed ``max_bytes``."""
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+
+def _derive(secret: bytes, label: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO + label).derive(secret)
+
+
+@dataclass(frozen=True, repr=False)
+class _Key:
+    kid: bytes
+    aead: AESGCM
+    k_bind: bytes
+
+    @classmethod
+    def from_secret(cls, secret: bytes | str) -> _Key:
+        raw = secret.encode("utf-8") if isinstance(secret, str) else secret
+        if not isinstance(raw, bytes):
+            raise TypeError("request_state_key must be bytes or str")
+        if len(raw) < _MIN_SECRET_BYTES:
+            raise ValueError(f"request_state_key must be at least {_MIN_SECRET_BYTES} bytes")
+        k_enc = _derive(raw, b"enc")
+        kid = hashlib.sha256(b"kid:" + k_enc).digest()[:_KID_LEN]
+        return cls(kid=kid, aead=AESGCM(k_enc), k_bind=_derive(raw, b"bind"))
+
+
+class StateKeyRing:
+    """Secrets for sealing: ``secrets[0]`` seals, every secret opens (newest first for rotation)."""
+
+    def __init__(self, secrets: bytes | str | Sequence[bytes | str]) -> None:
+        # A str or bytes is itself a Sequence, so single secrets are recognised first.
+        items = [secrets] if isinstance(secrets, (bytes, str)) else list(secrets)
+        if not items:
+            raise ValueError("request_state_key needs at least one secret")
+        self._keys = tuple(_Key.from_secret(s) for s in items)
+        self._ephemeral = False
+
+    @classmethod
+    def ephemeral(cls) -> StateKeyRing:
+        """A ring with one random secret: tokens die with the process and no other process opens them."""
+        ring = cls(os.urandom(32))
+        ring._ephemeral = True
+        return ring
+
+    @property
+    def is_ephemeral(self) -> bool:
+        return self._ephemeral
+
+    @property
+    def key_ids(self) -> list[str]:
+        return [k.kid.hex() for k in self._keys]
+
+    def __repr__(self) -> str:
+        extra = ", ephemeral=True" if self._ephemeral else ""
+        return f"StateKeyRing(kids={self.key_ids!r}{extra})"
+
+
+# --- binding and claims -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateBinding:
+    """What a token is bound to; verification needs the same values the token was minted with."""
+
+    method: str
+    target: str
+    arguments_digest: str
+    audience: str
+    principal: str | None
+
+
+@dataclass(frozen=True)
+class StateClaims:
+    """The verified contents of a token."""
+
+    jti: str
+    flow_id: str
+    round: int
+    issued_at: int
+    expires_at: int | None
+    flow_deadline: int | None
+    key_id: str
+    data: dict[str, Any]
+
+
+def _b64e(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+_B64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# An unpadded text of length 4n+2 (4n+3) ends in a character carrying 2 (4) bits of data; the rest
+# of its six bits must be zero, or two different texts would decode to the same bytes.
+_SPARE_BITS = {2: 0b1111, 3: 0b11}
+
+
+def _b64d_strict(text: str) -> bytes | None:
+    """Decode unpadded base64url, or None unless ``text`` is the one canonical encoding."""
+    # Checked first: the stdlib decoder would otherwise skip or translate foreign characters.
+    if not _B64URL_CHARS.fullmatch(text) or len(text) % 4 == 1:
+        return None
+    spare = _SPARE_BITS.get(len(text) % 4)
+    if spare is not None and _B64URL_ALPHABET.index(text[-1]) & spare:
+        return None
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def arguments_digest(arguments: Mapping[str, Any] | None) -> str:
+    """Digest of canonical JSON arguments. Numbers keep their JSON form: ``1`` and ``1.0`` differ.
+
+    Raises TypeError / ValueError for values JSON cannot represent (including NaN and infinities).
+    """
+    canonical = _flat_canonical_json(arguments) if arguments else "{}"
+    if canonical is None:
+        canonical = _CANONICAL_JSON.encode(dict(arguments or {}))
+    return _b64e(hashlib.sha256(canonical.encode("ascii")).digest())[:22]
+
+
+def _flat_canonical_json(arguments: Mapping[str, Any]) -> str | None:
+    """``_CANONICAL_JSON.encode`` of an object of strings and integers (most tool arguments),
+    assembled from the json module's own string escaper; ``None`` for anything else."""
+    parts = []
+    for name, value in sorted(arguments.items()):
+        kind = type(value)
+        if type(name) is not str or (kind is not str and kind is not int):
+            return None  # bool, None, floats, containers, subclasses: the encoder decides
+        parts.append(f"{_ascii_json(name)}:{_ascii_json(value) if kind is str else int.__repr__(value)}")
+    return "{" + ",".join(parts) + "}"
+
+
+def _principal_tag(key: _Key, principal: str | None) -> str | None:
+    if principal is None:
+        return None
+    return _b64e(hmac.new(key.k_bind, principal.encode("utf-8"), hashlib.sha256).digest())[:22]
+
+
+def _aad(kid: bytes, audience: str) -> bytes:
+    return PREFIX.encode("ascii") + kid + audience.encode("utf-8")
+
+
+def _seconds(value: float | None) -> int | None:
+    # Rounded up, so a token never expires before the requested moment.
+    return None if value is None else math.ceil(value)
+
+
+# --- mint ---------------------------------------------------------------------------------------
+
+
+def mint_request_state(
+    data: Mapping[str, Any],
+    *,
+    keys: StateKeyRing,
+    binding: StateBinding,
+    ttl: float,
+    round: int,
+    flow_id: str | None = None,
+    flow_deadline: float | None = None,
+    max_bytes: int = 16384,
+    now: float | None = None,
+    nonce: bytes | None = None,
+    jti: str | None = None,
+) -> str:
+    """Seal ``data`` for ``binding`` with the ring's first key. ``ttl`` in seconds (0 = never expires);
+    ``flow_deadline`` is an absolute unix time. ``now``/``nonce``/``jti`` exist for golden tests."""
+    if ttl < 0 or round < 0:
+        raise ValueError("ttl and round must be >= 0")
+    fresh = os.urandom(_NONCE_LEN + 32)  # nonce, jti, flow id: one system call for the three
+    nonce = fresh[:_NONCE_LEN] if nonce is None else nonce
+    if len(nonce) != _NONCE_LEN:
+        raise ValueError(f"nonce must be {_NONCE_LEN} bytes")
+    issued = time.time() if now is None else now
+    key = keys._keys[0]
+    claims = {
+        "v": _VERSION,
+        "jti": _b64e(fresh[_NONCE_LEN : _NONCE_LEN + 16]) if jti is None else jti,
+        "fid": _b64e(fresh[_NONCE_LEN + 16 :]) if flow_id is None else flow_id,
+        "r": round,
+        "iat": math.floor(issued),
+        "exp": _seconds(issued + ttl) if ttl else None,
+        "fexp": _seconds(flow_deadline),
+        "m": binding.method,
+        "t": binding.target,
+        "a": binding.arguments_digest,
+        "aud": binding.audience,
+        "p": _principal_tag(key, binding.principal),
+        "d": dict(data),
+    }
+    plaintext = json_codec.encode(claims, finite=True)  # the reader is strict: refuse NaN here
+    sealed = key.aead.encrypt(nonce, plaintext, _aad(key.kid, binding.audience))
+    token = PREFIX + _b64e(key.kid + nonce + sealed)
+    if len(token) > max_bytes:
+        raise RequestStateTooLarge(f"requestState would be {len(token)} bytes (limit {max_bytes})")
+    return token
+
+
+# --- verify -------------------------------------------------------------------------------------
+
+
+def _open(token: object, keys: StateKeyRing, audience: str, max_bytes: int) -> tuple[_Key, bytes]:
+    """Steps 1-3: type and size (before any decoding), envelope, kid, then AES-GCM."""
+    if not isinstance(token, str):
+        raise InvalidRequestState("not_a_string")
+    if len(token) > max_bytes:
+        raise InvalidRequestState("too_large")
+    if not token.startswith(PREFIX):
+        raise InvalidRequestState("bad_prefix")
+    raw = _b64d_strict(token[len(PREFIX) :])
+    if raw is None:
+        raise InvalidRequestState("bad_encoding")
+    if len(raw) < _KID_LEN + _NONCE_LEN + _TAG_LEN:
+        raise InvalidRequestState("truncated")
+    kid, nonce, sealed = raw[:_KID_LEN], raw[_KID_LEN : _KID_LEN + _NONCE_LEN], raw[_KID_LEN + _NONCE_LEN :]
+    # A 4-byte kid can collide, so every key carrying it gets a try.
+    candidates = [k for k in keys._keys if k.kid == kid]
+    if not candidates:
+        raise InvalidRequestState("unknown_key")
+    for key in candidates:
+        try:
+            return key, key.aead.decrypt(nonce, sealed, _aad(kid, audience))
+        except InvalidTag:
+            continue
+    raise InvalidRequestState("tampered")
+
+
+_STR, _INT, _OPT_INT, _OPT_STR = (str,), (int,), (int, type(None)), (str, type(None))
+_CLAIM_TYPES: dict[str, tuple[type, ...]] = {
+    "jti": _STR, "fid": _STR, "r": _INT, "iat": _INT, "exp": _OPT_INT, "fexp": _OPT_INT,
+    "m": _STR, "t": _STR, "a": _STR, "aud": _STR, "p": _OPT_STR, "d": (dict,),
+}  # fmt: skip
+
+
+def _parse(plaintext: bytes) -> dict[str, Any]:
+    """Step 4. The plaintext is authenticated, so a failure here means a bug or a foreign minter."""
+    try:
+        claims = json_codec.decode_finite(plaintext)
+    except ValueError:
+        raise InvalidRequestState("malformed") from None
+    if not isinstance(claims, dict) or type(claims.get("v")) is not int or claims["v"] != _VERSION:
+        raise InvalidRequestState("malformed")
+    for name, types in _CLAIM_TYPES.items():
+        value = claims.get(name)
+        # bool is an int subclass; true/false are never valid numbers here.
+        if name not in claims or not isinstance(value, types) or isinstance(value, bool):
+            raise InvalidRequestState("malformed")
+    return claims
+
+
+def _check_time(claims: Mapping[str, Any], now: float, max_clock_skew: float) -> None:
+    if claims["iat"] > now + max_clock_skew:
+        raise InvalidRequestState("issued_in_future")
+    if claims["exp"] is not None and now >= claims["exp"]:
+        raise InvalidRequestState("expired")
+    if claims["fexp"] is not None and now >= claims["fexp"]:
+        raise InvalidRequestState("flow_expired")
+
+
+# (claim, StateBinding attribute, reason)
+_BOUND = (
+    ("m", "method", "wrong_method"),
+    ("t", "target", "wrong_target"),
+    ("a", "arguments_digest", "wrong_arguments"),
+    ("aud", "audience", "wrong_audience"),
+)
+
+
+def _check_binding(claims: Mapping[str, Any], key: _Key, binding: StateBinding) -> None:
+    for claim, attr, reason in _BOUND:
+        if claims[claim] != getattr(binding, attr):
+            raise InvalidRequestState(reason)
+    sealed, current = claims["p"], _principal_tag(key, binding.principal)
+    if sealed is None and current is None:
+        return
+    if sealed is None or current is None or not hmac.compare_digest(sealed, current):
+        raise InvalidRequestState("wrong_principal")
+
+
+def verify_request_state(
+    token: object,
+    *,
+    keys: StateKeyRing,
+    binding: StateBinding,
+    max_bytes: int = 16384,
+    now: float | None = None,
+    max_clock_skew: float = 60,
+) -> StateClaims:
+    """Open ``token`` and check it against ``binding``; raise :class:`InvalidRequestState` otherwise.
+
+    The audience is part of the AAD, so a token for another server fails as ``tampered``.
+    """
+    key, plaintext = _open(token, keys, binding.audience, max_bytes)
+    claims = _parse(plaintext)
+    _check_time(claims, time.time() if now is None else now, max_clock_skew)
+    _check_binding(claims, key, binding)
+    return StateClaims(
+        jti=claims["jti"],
+        flow_id=claims["fid"],
+        round=claims["r"],
+        issued_at=claims["iat"],
+        expires_at=claims["exp"],
+        flow_deadline=claims["fexp"],
+        key_id=key.kid.hex(),
+        data=claims["d"],
+    )

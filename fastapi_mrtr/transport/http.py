@@ -1,0 +1,123 @@
+"""Streamable HTTP plumbing: bounded body reads, DNS-rebinding checks, JSON and SSE answers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from fastapi_mrtr.wire.json_codec import encode
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # nginx must not buffer a stream of progress events
+]
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class ClientDisconnected(Exception):
+    pass
+
+
+def header_map(scope: Scope) -> dict[str, str]:
+    """Lower-case header names to values; repeated headers are joined as HTTP allows."""
+    raw = scope["headers"]
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
+    if len(headers) == len(raw):  # no name repeated: the usual request
+        return headers
+    joined: dict[str, str] = {}
+    for raw_name, raw_value in raw:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        joined[name] = f"{joined[name]}, {value}" if name in joined else value
+    return joined
+
+
+async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge()
+    chunks = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected()
+        body = message.get("body", b"")
+        if not chunks and not message.get("more_body", False):  # the usual single message: no copy
+            if len(body) > limit:
+                raise BodyTooLarge()
+            return bytes(body)
+        chunks += body
+        if len(chunks) > limit:
+            raise BodyTooLarge()
+        if not message.get("more_body", False):
+            return bytes(chunks)
+
+
+def _hostname(value: str) -> str:
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+@functools.lru_cache(maxsize=256)  # a server sees a handful of Host values; the answer is pure
+def host_allowed(host: str | None, allowed: tuple[str, ...]) -> bool:
+    if host is None:
+        return True
+    name = _hostname(host)
+    return name in LOCAL_HOSTS or "*" in allowed or name in allowed or host.lower() in allowed
+
+
+def in_process_test_client(scope: Scope, host: str | None) -> bool:
+    """A request from Starlette's ``TestClient`` with its defaults: it never crossed a network.
+
+    ``TestClient`` sends ``Host: testserver`` from the peer ``("testclient", 50000)``. No socket
+    has that peer (servers put an IP address there, and a proxy's ``X-Forwarded-For`` is not
+    the browser's to write), so a DNS-rebinding page cannot pass for it; accepting it lets
+    users test their apps with FastAPI's own test client unchanged.
+    """
+    client = scope.get("client")
+    return host == "testserver" and isinstance(client, (tuple, list)) and tuple(client) == ("testclient", 50000)
+
+
+def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
+    if origin is None:
+        return True
+    if "*" in allowed or origin in allowed:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    return bool(sep) and scheme in ("http", "https") and _hostname(rest.split("/", 1)[0]) in LOCAL_HOSTS
+
+
+def decode_header_value(value: str) -> str:
+    """Undo the ``=?base64?...?=`` form the spec uses for non-ASCII header values."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return value
+    return value.strip()
+
+
+async def send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0"), *(extra or [])]}
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+def sse_event(message: Any) -> bytes:
+    return b"event: message\ndata: " + encode(message) + b"\n\n"
