@@ -39,7 +39,7 @@ from fastapi_mrtr.wire.mrtr import (
     ListRootsResult,
     SamplingMessage,
 )
-from fastapi_mrtr.wire.protocol import JSONObject, TextContent, dump
+from fastapi_mrtr.wire.protocol import LOG_LEVELS, JSONObject, TextContent, dump
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -48,8 +48,6 @@ A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
-
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class ReplayDivergedError(Exception):

@@ -41,6 +41,7 @@ from fastapi_mrtr.wire.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LOG_LEVELS,
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
@@ -58,7 +59,6 @@ from fastapi_mrtr.wire.protocol import (
 logger = logging.getLogger("fastapi_mrtr")
 
 STATUS_OF_CODE = {METHOD_NOT_FOUND: 404, INTERNAL_ERROR: 500}
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass

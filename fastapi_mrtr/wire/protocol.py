@@ -24,6 +24,9 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
+# The log levels a client may ask for (``logLevel``), least severe first (RFC 5424 order).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 # The methods whose target the Mcp-Name header repeats, and the param it repeats.
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
