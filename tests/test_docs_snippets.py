@@ -558,11 +558,6 @@ async def in_process_client(app: FastAPI) -> AsyncIterator[MrtrClient]:
         yield client
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _form_answer(params: ElicitRequestParams) -> ElicitResult[Any]:
     """An accepted answer to each form of replay.md's checkout tool."""
     fields = (params.requested_schema or {}).get("properties", {})

@@ -36,11 +36,6 @@ DELETE = {"delete": accept({"value": True})}
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "shop.db"
     monkeypatch.setenv("BOOKSHOP_DB", str(path))

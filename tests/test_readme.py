@@ -19,11 +19,6 @@ pytestmark = pytest.mark.anyio
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def quickstart_module() -> types.ModuleType:
     """The README's first Python block, executed as the module a user would save."""
     block = re.search(r"```python\n(.*?)```", README.read_text(), re.DOTALL)

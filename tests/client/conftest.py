@@ -26,11 +26,6 @@ from client_helpers import Wire  # noqa: E402
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def wire() -> Wire:
     return Wire()
 

@@ -13,11 +13,6 @@ import pytest
 from tests.interop.servers import Served, serve
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def everything_server() -> Iterator[Served]:
     """tests/conformance/everything_server.py."""

@@ -23,11 +23,6 @@ FORM = make_meta({"elicitation": {}, "sampling": {}})
 BIG = 20_000  # beside the 16 KiB default limit of a sealed state
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Person(BaseModel):
     name: str
     born: datetime.date

@@ -21,11 +21,6 @@ pytestmark = pytest.mark.anyio
 KEY = "replay-tests-key-0123456789abcdef0123"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Name(BaseModel):
     name: str
 

@@ -13,11 +13,6 @@ from fastapi_mrtr import MCP, Context, ServerOptions, make_input_request_for_eli
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Confirm(BaseModel):
     ok: bool
 

@@ -28,11 +28,6 @@ CONFIRMED = {"confirm": {"action": "accept", "content": {"ok": True}}}
 SCHEMA: JSON = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def confirmed(ctx: ToolContext) -> bool:
     """What a manual-mode handler checks: did the user confirm?"""
     answer = ctx.input_responses.get("confirm")

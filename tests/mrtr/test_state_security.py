@@ -19,11 +19,6 @@ KEY_B = "state-security-key-B-0123456789abcdef"
 INVALID = {"code": -32602, "message": "Invalid or expired requestState", "data": {"reason": "invalid_request_state"}}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Answer(BaseModel):
     text: str
 

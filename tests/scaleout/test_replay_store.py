@@ -38,11 +38,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 KEY = "single-use-tests-key-0123456789abcdef"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- the stores on their own ------------------------------------------------------------------
 
 

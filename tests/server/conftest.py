@@ -18,11 +18,6 @@ from mcp_helpers import make_server
 from fastapi_mrtr import MCP
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Book(BaseModel):
     id: int
     title: str
