@@ -32,7 +32,7 @@ from starlette.types import Send
 
 from fastapi_mrtr.engine.options import PrincipalResolver
 from fastapi_mrtr.transport.endpoint import RpcRequest, error_body
-from fastapi_mrtr.transport.http import SSE_HEADERS, send_json, sse_event
+from fastapi_mrtr.transport.http import SSE_HEADERS, send_json, sse_event, wait_disconnect
 from fastapi_mrtr.wire.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -233,7 +233,7 @@ class SubscriptionHub:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await emit({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": {"notifications": honoured, "_meta": meta}})
         deadline = time.monotonic() + self.max_seconds
-        disconnected = asyncio.ensure_future(_wait_disconnect(rpc))
+        disconnected = asyncio.ensure_future(wait_disconnect(rpc.receive))
         try:
             while True:
                 item = listener.take()
@@ -280,8 +280,3 @@ def _filter_problem(requested: Any) -> str | None:
         if len(uris) > MAX_RESOURCE_SUBSCRIPTIONS:
             return f"at most {MAX_RESOURCE_SUBSCRIPTIONS} resourceSubscriptions per stream"
     return None
-
-
-async def _wait_disconnect(rpc: RpcRequest) -> None:
-    while (await rpc.receive())["type"] != "http.disconnect":
-        pass

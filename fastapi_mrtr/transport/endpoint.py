@@ -33,6 +33,7 @@ from fastapi_mrtr.transport.http import (
     send_empty,
     send_json,
     sse_event,
+    wait_disconnect,
 )
 from fastapi_mrtr.transport.missing_pieces import missing_message, missing_pieces, refusal_code, what_to_send
 from fastapi_mrtr.wire.json_codec import decode, encode
@@ -353,7 +354,7 @@ class RpcEndpoint:
 
         rpc.notify = notify
         work = asyncio.ensure_future(self._result_or_error(rpc))
-        watcher = asyncio.ensure_future(_wait_disconnect(rpc.receive))
+        watcher = asyncio.ensure_future(wait_disconnect(rpc.receive))
         done, _ = await asyncio.wait({work, watcher}, return_when=asyncio.FIRST_COMPLETED)
         if work not in done:  # the client closed the stream: that cancels the request
             work.cancel()
@@ -395,11 +396,6 @@ async def _answer_departed_client(send: Send) -> None:
     """
     body = error_body(None, INVALID_REQUEST, "Invalid request: the client disconnected before the body was complete")
     await send_json(send, 400, body)
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def _path_below_endpoint(scope: Scope) -> str:

@@ -60,6 +60,12 @@ async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes
             return bytes(chunks)
 
 
+async def wait_disconnect(receive: Receive) -> None:
+    """Return once the client has gone (``http.disconnect``); any other message is dropped."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 def _hostname(value: str) -> str:
     value = value.strip().lower()
     if value.startswith("["):
