@@ -1,4 +1,4 @@
-"""MCP 2026-07-28 wire vocabulary: JSON-RPC envelopes, error codes, results, tools and content.
+"""MCP 2026-07-28 wire vocabulary: error codes, _meta keys, results, tools, content, the notification.
 
 This module knows nothing of FastAPI. Every model speaks camelCase on the wire and snake_case in
 Python (``Tool(input_schema=...)`` dumps as ``inputSchema``); use :func:`dump` to serialise one the
@@ -40,10 +40,8 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
-JSONValue = Union[str, int, float, bool, None, list["JSONValue"], dict[str, "JSONValue"]]
 JSONObject = dict[str, Any]
 RequestId = Union[str, int]
-ResultType = Literal["complete", "input_required"]
 
 
 class McpError(Exception):
@@ -77,38 +75,13 @@ def dump(model: BaseModel) -> JSONObject:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-# --- JSON-RPC envelopes -----------------------------------------------------------------------
-
-
-class JSONRPCRequest(WireModel):
-    jsonrpc: Literal["2.0"] = "2.0"
-    id: RequestId
-    method: str
-    params: JSONObject | None = None
+# --- JSON-RPC notifications (the client reads them; the server writes plain dicts) ------------
 
 
 class JSONRPCNotification(WireModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: str
     params: JSONObject | None = None
-
-
-class ErrorData(WireModel):
-    code: int
-    message: str
-    data: Any = None
-
-
-class JSONRPCResponse(WireModel):
-    jsonrpc: Literal["2.0"] = "2.0"
-    id: RequestId
-    result: JSONObject
-
-
-class JSONRPCErrorResponse(WireModel):
-    jsonrpc: Literal["2.0"] = "2.0"
-    id: RequestId | None = None
-    error: ErrorData
 
 
 # --- identities and capabilities --------------------------------------------------------------
@@ -118,14 +91,6 @@ class Implementation(WireModel):
     name: str
     version: str
     title: str | None = None
-
-
-class ClientCapabilities(WireModel):
-    roots: JSONObject | None = None
-    sampling: JSONObject | None = None
-    elicitation: JSONObject | None = None
-    experimental: JSONObject | None = None
-    extensions: JSONObject | None = None
 
 
 class ServerCapabilities(WireModel):
