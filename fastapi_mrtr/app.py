@@ -15,7 +15,6 @@ run a mounted app's lifespan, so nothing here depends on one).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -23,7 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from fastapi import FastAPI
 from starlette.routing import Mount
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.flow import FlowSealer, key_ring
 from fastapi_mrtr.engine.options import ServerOptions
@@ -37,8 +36,8 @@ from fastapi_mrtr.features.subscriptions import (
     TOOLS_LIST_CHANGED,
     SubscriptionHub,
 )
+from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.middleware import MrtrMiddleware
-from fastapi_mrtr.integration.route_entry import RouteEntry
 from fastapi_mrtr.integration.tool_methods import ToolMethods, ToolRegistry
 from fastapi_mrtr.integration.tools import ToolSpec, validate_tool_name
 from fastapi_mrtr.integration.workers import several_processes_hint
@@ -75,9 +74,8 @@ class MCP:
             _warn_if_several_workers()
         self.sealer = FlowSealer(self.options, keys)
         self.registry = ToolRegistry(app)
-        self._tools = ToolMethods(
-            app, self.registry, self.sealer, self.options, self._entry_for, lambda: self.route_entry
-        )
+        self.call_runner = CallRunner(app, self.options.forward_headers)  # how a tool call runs
+        self._tools = ToolMethods(self.registry, self.sealer, self.options, self.call_runner)
         self._methods: dict[str, Handler] = {
             "server/discover": self._discover,
             "tools/list": self._tools.list_tools,
@@ -86,9 +84,6 @@ class MCP:
         self._streams: dict[str, StreamHandler] = {}
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
-        # Where tool calls enter the app: set by MrtrMiddleware when the app's stack is built.
-        self.tool_entry: ASGIApp | None = None  # a layer below the plugin's middleware (None: the top)
-        self.route_entry: RouteEntry | None = None  # straight into the tool's route, when the stack allows
         self._endpoint = RpcEndpoint(self.options, lambda: self._methods, lambda: self._streams)
         self.prompts = PromptRegistry()
         self.resources = ResourceRegistry()
@@ -255,12 +250,6 @@ class MCP:
                 if isinstance(route, Mount) and route.app is self:
                     self._mount_path = route.path.rstrip("/")
         return self._mount_path
-
-    def _entry_for(self, route: Any) -> ASGIApp | None:
-        """Where a call of ``route`` enters the app (None: at its top, through all of it)."""
-        if self.route_entry is not None:
-            return functools.partial(self.route_entry.call, route)
-        return self.tool_entry
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._endpoint(scope, receive, send)

@@ -17,8 +17,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, find_signal
 from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.rest import RECORD_KEY, SEALER_KEY, before_reply, input_required_body
-from fastapi_mrtr.integration.route_entry import RouteEntry
 from fastapi_mrtr.transport.http import send_json
 from fastapi_mrtr.wire.json_codec import encode
 
@@ -28,8 +28,7 @@ class ServedEndpoint(Protocol):
 
     app: FastAPI
     sealer: FlowSealer
-    tool_entry: ASGIApp | None
-    route_entry: RouteEntry | None
+    call_runner: CallRunner
 
     @property
     def mount_path(self) -> str | None: ...
@@ -49,24 +48,7 @@ class MrtrMiddleware:
         # middleware and the router (the endpoint answers every error itself): it sees the same
         # middleware as through the mount, at a fraction of the cost.
         self._serve_directly = isinstance(app, ExceptionMiddleware)
-        server.tool_entry = self._tool_entry()
-        server.route_entry = RouteEntry.below(server.tool_entry) if server.tool_entry is not None else None
-
-    def _tool_entry(self) -> ASGIApp | None:
-        """Where in-process tool calls may enter the app instead of at its top (None: at the top).
-
-        Above the user middleware FastAPI has only its own layers: the server-error middleware
-        (which runs a 500/``Exception`` handler), telemetry and the body-size limit, all of which
-        the MCP request itself has just passed. When this is the only user middleware and no
-        500 handler is registered, a call entering just below it meets exactly the user code a
-        REST call meets (exception handlers, routing, dependencies, validation) without paying
-        those layers a second time; FastAPI's telemetry then counts the MCP request once.
-        """
-        host = self.server.app
-        classes: list[object] = [m.cls for m in host.user_middleware]
-        only_ours = classes == [MrtrMiddleware]
-        handles_500 = 500 in host.exception_handlers or Exception in host.exception_handlers
-        return self.app if self._serve_directly and only_ours and not handles_500 else None
+        server.call_runner.attach(app, MrtrMiddleware)  # where in-process tool calls may enter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

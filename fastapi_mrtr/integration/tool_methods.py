@@ -9,19 +9,17 @@ from typing import cast
 import fastapi.routing
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette.types import ASGIApp, Scope
 
 from fastapi_mrtr.engine.call import CallRecord, find_exception
 from fastapi_mrtr.engine.context import ReplayDivergedError
 from fastapi_mrtr.engine.flow import FlowSealer, ServerError
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
-from fastapi_mrtr.integration.direct_call import DirectCall
-from fastapi_mrtr.integration.invoke import CapturedResponse, call_route, forwarded_headers, route_scope
+from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.integration.param_headers import check_param_headers
 from fastapi_mrtr.integration.results import error_result, tool_result
-from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteGuard, ToolRouteRefused, ToolRouteTicket
+from fastapi_mrtr.integration.route_entry import ToolRouteRefused
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
 from fastapi_mrtr.transport.endpoint import RpcRequest
 from fastapi_mrtr.wire.protocol import INVALID_PARAMS, JSONObject
@@ -105,30 +103,11 @@ def _api_routes(app: FastAPI) -> Iterator[APIRoute]:
 
 
 class ToolMethods:
-    def __init__(
-        self,
-        app: FastAPI,
-        registry: ToolRegistry,
-        sealer: FlowSealer,
-        options: ServerOptions,
-        entry_for: Callable[[APIRoute], ASGIApp | None] = lambda route: None,
-        route_entry: Callable[[], RouteEntry | None] = lambda: None,
-    ) -> None:
-        self._app = app
-        self._entry_for = entry_for  # where a call of a route enters the app (None: at its top)
-        self._route_entry = route_entry  # set when nothing of the user's sits below the plugin
-        self._direct_calls: dict[str, tuple[ToolDefinition, DirectCall | None]] = {}
+    def __init__(self, registry: ToolRegistry, sealer: FlowSealer, options: ServerOptions, runner: CallRunner) -> None:
         self._registry = registry
         self._sealer = sealer
         self._options = options
-        # Where the app's router chooses a route, a tool call may only run its own (see route_entry).
-        self._guarded = ToolRouteGuard.install(app.router)
-        if not self._guarded:
-            logger.error(
-                "fastapi-mrtr: the app router's own middleware hides where it chooses a route, so the "
-                "plugin cannot check that a tool call runs only its tool's route; tool calls that walk "
-                "the app (your middleware sits below the plugin's) are refused"
-            )
+        self._runner = runner  # how each call runs its tool's route
 
     async def list_tools(self, rpc: RpcRequest) -> JSONObject:
         tools = [tool.wire for tool in self._registry.resolved().values()]
@@ -148,11 +127,10 @@ class ToolMethods:
             raise ServerError(INVALID_PARAMS, "Invalid params: arguments must be an object")
         if tool.param_headers:
             check_param_headers(tool.param_headers, arguments, rpc.headers)
-        forwarded = forwarded_headers(rpc.scope, self._options.forward_headers)
 
         async def run(record: CallRecord) -> JSONObject:
             try:
-                response = await self._call(tool, rpc, arguments, forwarded, record)
+                response = await self._runner.run(tool, rpc.scope, arguments, record)
             except Exception as exc:
                 record.abandon_input()  # the handler failed: its error wins over any pending ask
                 return _unexpected(tool, exc)
@@ -161,40 +139,6 @@ class ToolMethods:
             return tool_result(tool, response)
 
         return await run_round(self._sealer, rpc, "tools/call", name, arguments, run)
-
-    async def _call(
-        self,
-        tool: ToolDefinition,
-        rpc: RpcRequest,
-        arguments: JSONObject,
-        forwarded: list[tuple[bytes, bytes]],
-        record: CallRecord,
-    ) -> CapturedResponse:
-        """Run the tool's route: its path function directly when that is faithful, else the route."""
-        route_entry = self._route_entry()
-        direct = self._direct_call(tool) if route_entry is not None else None
-        if route_entry is not None and direct is not None:
-
-            def scope_for() -> tuple[Scope, bytes]:
-                scope, body = route_scope(self._app, rpc.scope, tool.route, tool.plan, arguments, forwarded, record)
-                if not route_entry.prepare(tool.route, scope):  # its arguments were checked: not expected
-                    raise ToolRouteRefused(ToolRouteTicket(tool.route).refuse(scope))
-                return scope, body
-
-            response = await direct.call(arguments, record, route_entry.exception_handlers, scope_for)
-            if response is not None:
-                return response
-        if route_entry is None and not self._guarded:
-            raise ToolRouteRefused("the app's router cannot be checked to run only the tool's route (see the log)")
-        entry = self._entry_for(tool.route)
-        return await call_route(self._app, rpc.scope, tool.route, tool.plan, arguments, forwarded, record, entry)
-
-    def _direct_call(self, tool: ToolDefinition) -> DirectCall | None:
-        known = self._direct_calls.get(tool.name)
-        if known is None or known[0] is not tool:  # first call, or the tool was rebuilt
-            known = (tool, DirectCall.for_route(tool.route, tool.plan))
-            self._direct_calls[tool.name] = known
-        return known[1]
 
 
 def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:

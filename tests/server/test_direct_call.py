@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context
+from fastapi_mrtr.integration.call_runner import CallPath
 from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.direct_call import DirectCall
 
@@ -273,10 +274,9 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
 class Spy:
     """Counts the calls the direct path answered itself."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.answered = 0
         original_call = DirectCall.call
-        original_for_route = DirectCall.for_route
         spy = self
 
         async def call(self: DirectCall, *args: Any, **kwargs: Any) -> Any:
@@ -288,15 +288,14 @@ class Spy:
             spy.answered += response is not None
             return response
 
-        def for_route(route: Any, plan: Any) -> DirectCall | None:
-            return original_for_route(route, plan) if enabled else None
-
         monkeypatch.setattr(DirectCall, "call", call)
-        monkeypatch.setattr(DirectCall, "for_route", staticmethod(for_route))
 
 
-async def results_of(cases: list[tuple[str, dict[str, Any], bool]], headers: dict[str, str]) -> list[Any]:
-    app, _ = build_app()
+async def results_of(
+    cases: list[tuple[str, dict[str, Any], bool]], headers: dict[str, str], fastest: CallPath = CallPath.DIRECT
+) -> list[Any]:
+    app, mcp = build_app()
+    mcp.call_runner.fastest = fastest  # CallPath.ROUTE: every call through the route's ASGI app
     async with connect(app) as client:
         return [await client.call(tool, arguments, headers=headers) for tool, arguments, _ in cases]
 
@@ -306,11 +305,9 @@ async def test_a_direct_call_answers_exactly_as_the_route(
     monkeypatch: pytest.MonkeyPatch, case: tuple[str, dict[str, Any], bool]
 ) -> None:
     headers = {"authorization": "Bearer abc"}
-    with monkeypatch.context() as patch:
-        through_route = Spy(patch, enabled=False)
-        expected = await results_of([case], headers)
-    assert through_route.answered == 0
-    direct = Spy(monkeypatch, enabled=True)
+    direct = Spy(monkeypatch)
+    expected = await results_of([case], headers, fastest=CallPath.ROUTE)
+    assert direct.answered == 0
     got = await results_of([case], headers)
     assert got == expected
     assert direct.answered == int(case[2]), "the direct path answered" if direct.answered else "the route answered"
@@ -393,14 +390,14 @@ async def test_form_bodies_of_one_or_several_fields_are_sent_as_rest_sends_them(
 
 
 async def test_ctx_request_carries_the_forwarded_headers(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct = Spy(monkeypatch, enabled=True)
+    direct = Spy(monkeypatch)
     [result] = await results_of([("where", {"place": "x"}, True)], {"authorization": "Bearer abc"})
     assert result["structuredContent"]["auth"] == "Bearer abc"
     assert direct.answered == 1
 
 
 async def test_an_mrtr_flow_suspends_and_replays_through_the_direct_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct = Spy(monkeypatch, enabled=True)
+    direct = Spy(monkeypatch)
     app, _ = build_app()
     async with connect(app) as client:
         first = await client.call("confirm", {"item": "book"}, meta=ELICIT)
@@ -420,7 +417,7 @@ async def test_an_mrtr_flow_suspends_and_replays_through_the_direct_call(monkeyp
 async def test_a_handler_that_changes_its_arguments_does_not_change_what_the_state_is_bound_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    direct = Spy(monkeypatch, enabled=True)
+    direct = Spy(monkeypatch)
     app, mcp = make_server()
 
     @mcp.tool()
@@ -531,7 +528,7 @@ async def int_path(n: int) -> int:
 
 
 async def test_dependency_overrides_are_honoured_by_taking_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct = Spy(monkeypatch, enabled=True)
+    direct = Spy(monkeypatch)
     app, mcp = make_server()
 
     @mcp.tool()
@@ -550,7 +547,7 @@ async def test_dependency_overrides_are_honoured_by_taking_the_route(monkeypatch
 
 
 async def test_fastapi_telemetry_keeps_its_spans_by_taking_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct = Spy(monkeypatch, enabled=True)
+    direct = Spy(monkeypatch)
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))

@@ -132,5 +132,5 @@ async def test_tool_calls_enter_below_the_plugin_only_when_nothing_else_is_above
     async with connect(app) as client:
         result = await client.call("echo", {"text": "hi"})
     assert result["structuredContent"] == {"result": "hi"}
-    assert (mcp.tool_entry is not None) == (extra == "none")
-    assert (mcp.route_entry is not None) == (extra == "none")
+    assert (mcp.call_runner.tool_entry is not None) == (extra == "none")
+    assert (mcp.call_runner.route_entry is not None) == (extra == "none")

@@ -37,7 +37,7 @@ async def test_a_plain_app_takes_the_direct_entry_and_the_route_sees_router_and_
 
     async with connect(app) as client:
         result = await client.call("where", {})
-    assert mcp.route_entry is not None
+    assert mcp.call_runner.route_entry is not None
     assert result["structuredContent"] == {"router": True, "route": "/where", "name": "where"}
 
 
@@ -64,7 +64,7 @@ async def test_custom_exception_handlers_still_turn_errors_into_responses() -> N
         bought = await client.call("buy", {"item": "tin"})
         stock = await client.call("buy", {"item": "gold"})
         refused = await client.call("buy", {"item": "lead"})
-    assert mcp.route_entry is not None
+    assert mcp.call_runner.route_entry is not None
     assert bought["structuredContent"] == {"result": "bought tin"}
     assert stock["isError"] is True and "out of stock" in stock["content"][0]["text"]
     assert refused["isError"] is True and "not sold here" in refused["content"][0]["text"]
@@ -162,7 +162,7 @@ async def test_only_the_known_stack_below_the_plugin_gets_a_direct_entry() -> No
     app, mcp = make_server()
     async with connect(app) as client:  # the app's stack is built on its first request
         await client.list_tools()
-    assert isinstance(mcp.tool_entry, ExceptionMiddleware)
-    assert RouteEntry.below(mcp.tool_entry) is not None
+    assert isinstance(mcp.call_runner.tool_entry, ExceptionMiddleware)
+    assert RouteEntry.below(mcp.call_runner.tool_entry) is not None
     assert RouteEntry.below(other) is None
     assert RouteEntry.below(ExceptionMiddleware(other)) is None  # no exit stack and router below

@@ -26,8 +26,8 @@ from mcp_helpers import connect, make_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fastapi_mrtr import MCP, Context
+from fastapi_mrtr.integration.call_runner import CallPath
 from fastapi_mrtr.integration.direct_call import DirectCall
-from fastapi_mrtr.integration.route_entry import RouteEntry
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio
@@ -54,6 +54,13 @@ ONE_SEGMENT = [
 NOT_A_SEGMENT = ["7/purge", "../..", "../purge", "/", "", "ünï/cödé", "7/purge/..", "a\x00/b", "?/#"]
 
 PATHS = ["direct", "route_entry", "full_walk", "user_middleware"]
+# The fastest way each path lets a call take (the user middleware makes every call walk by itself).
+FASTEST = {
+    "direct": CallPath.DIRECT,
+    "route_entry": CallPath.ROUTE,
+    "full_walk": CallPath.WALK,
+    "user_middleware": CallPath.DIRECT,
+}
 
 
 class Decoys:
@@ -141,11 +148,8 @@ def build(path: str, monkeypatch: pytest.MonkeyPatch, **app_options: Any) -> tup
         return response
 
     monkeypatch.setattr(DirectCall, "call", counting_call)
-    if path == "route_entry":
-        monkeypatch.setattr(DirectCall, "for_route", staticmethod(lambda route, plan: None))
-    if path == "full_walk":
-        monkeypatch.setattr(RouteEntry, "below", classmethod(lambda cls, layer: None))
     app, mcp = make_server(FastAPI(**app_options))
+    mcp.call_runner.fastest = FASTEST[path]
     if path == "user_middleware":
 
         @app.middleware("http")
@@ -158,13 +162,14 @@ def build(path: str, monkeypatch: pytest.MonkeyPatch, **app_options: Any) -> tup
 
 
 def check_path_taken(path: str, mcp: MCP, answered: Answered, successes: int) -> None:
+    runner = mcp.call_runner
     if path == "direct":
-        assert mcp.route_entry is not None and answered.direct == successes
+        assert not runner.walks() and answered.direct == successes
     elif path == "route_entry":
-        assert mcp.route_entry is not None and answered.direct == 0
+        assert not runner.walks() and answered.direct == 0
     else:
-        assert mcp.route_entry is None and answered.direct == 0
-        assert (mcp.tool_entry is None) == (path == "user_middleware")
+        assert runner.walks() and answered.direct == 0
+        assert (runner.tool_entry is None) == (path == "user_middleware")
 
 
 def refusal(result: JSON) -> JSON:
@@ -312,7 +317,7 @@ async def test_a_router_with_its_own_middleware_keeps_the_guard(monkeypatch: pyt
     assert ok["structuredContent"]["value"] == "7"
     assert refusal(refused)["detail"][0]["loc"] == ["path", "item_id"]
     assert shadowed["structuredContent"]["value"] == "x/delete"
-    assert decoys.ran == [] and mcp.route_entry is None
+    assert decoys.ran == [] and mcp.call_runner.route_entry is None
 
 
 async def test_a_router_the_guard_cannot_enter_refuses_tool_calls(caplog: pytest.LogCaptureFixture) -> None:
