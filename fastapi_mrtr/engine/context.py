@@ -9,24 +9,28 @@ before the last ask must be repeatable: reads are fine, side effects go through 
 from __future__ import annotations
 
 import base64
-import enum
-import functools
 import hashlib
 import inspect
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeVar, cast, get_origin, overload
+from typing import Any, Literal, TypeVar, cast, overload
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic import TypeAdapter
 
+from fastapi_mrtr.engine.answers import parse_elicit_answer, parse_typed_answer
 from fastapi_mrtr.engine.call import CallRecord, MissingCapabilitySignal, SuspendSignal
-from fastapi_mrtr.engine.elicitation_schema import requested_schema_for, requested_schema_json
 from fastapi_mrtr.engine.flow import ServerError
-from fastapi_mrtr.engine.ledger import Ask, canonical_json, digest_of_canonical, question_digest
+from fastapi_mrtr.engine.ledger import Ask, question_digest
+from fastapi_mrtr.engine.questions import (
+    elicit_wire,
+    elicitation_needed,
+    form_question_digest,
+    is_shorthand,
+    request_digest,
+)
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,
@@ -290,7 +294,7 @@ class ToolContext:
         record.manual_requests = dict(input_requests)
         record.manual_state = request_state
         for key, request in input_requests.items():
-            record.ledger.pending.append(Ask(key, request.method, request.params or {}, _digest(request)))
+            record.ledger.pending.append(Ask(key, request.method, request.params or {}, request_digest(request)))
         body: JSONObject = {
             "resultType": "input_required",
             "inputRequests": {k: dump(v) for k, v in input_requests.items()},
@@ -341,19 +345,19 @@ class ToolContext:
         ledger.keys_seen.discard(key)
 
     async def _elicit(self, message: str | ElicitRequestParams, schema: Any, key: str | None) -> ElicitResult[Any]:
-        wire = _elicit_wire(message, schema)
-        digest = _form_question_digest(message, schema) if isinstance(message, str) else None
-        shorthand = schema is not None and _is_shorthand(schema)
+        wire = elicit_wire(message, schema)
+        digest = form_question_digest(message, schema) if isinstance(message, str) else None
+        shorthand = schema is not None and is_shorthand(schema)
         url_mode = wire.get("mode") == "url"
         self._require(
-            _elicitation_needed(url_mode, self.client_capabilities),
+            elicitation_needed(url_mode, self.client_capabilities),
             self.supports("elicitation.url" if url_mode else "elicitation"),
         )
         # The fields the form asked for (names as sent): the only content keys an answer keeps.
         properties: JSONObject = (wire.get("requestedSchema") or {}).get("properties") or {}
         for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
             key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key, digest)
-            parsed = _parse_elicit_answer(answer, properties, schema, shorthand, url_mode)
+            parsed = parse_elicit_answer(answer, properties, schema, shorthand, url_mode)
             if parsed is not None:
                 recorded, result = parsed
                 self._record.ledger.use(key_used, q, recorded)
@@ -382,7 +386,7 @@ class ToolContext:
     async def _typed_ask(self, method: str, params: JSONObject, key: str | None, model: type[Any]) -> Any:
         for _ in range(2):
             key_used, q, answer = await self._ask(method, params, key)
-            parsed = _parse_typed_answer(answer, model)
+            parsed = parse_typed_answer(answer, model)
             if parsed is None:
                 self._invalid(key_used, f"not a valid {method} result")
                 key = key_used
@@ -391,148 +395,3 @@ class ToolContext:
             self._record.ledger.use(key_used, q, recorded)
             return result
         raise AssertionError("unreachable: the second ask suspends")  # pragma: no cover
-
-
-def _digest(request: InputRequest) -> str:
-    return question_digest(request.method, request.params)
-
-
-def _form_question_digest(message: str, schema: Any) -> str:
-    """``question_digest`` of the form ask ``_elicit_wire(message, schema)``, without encoding the schema.
-
-    Every round replays the same asks, so the digest is kept per (message, schema), in a bounded
-    cache; an unhashable schema is digested each time.
-    """
-    try:
-        return _cached_form_question_digest(message, schema)
-    except TypeError:
-        return _assembled_form_question_digest(message, schema)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_form_question_digest(message: str, schema: Any) -> str:
-    return _assembled_form_question_digest(message, schema)
-
-
-def _assembled_form_question_digest(message: str, schema: Any) -> str:
-    # The digest is taken over canonical JSON (sorted keys), so the text is assembled from its
-    # parts in that order, with the schema's canonical JSON made once per schema.
-    return digest_of_canonical(
-        f'{{"method":"{ELICITATION_CREATE}","params":{{"message":{canonical_json(message)},'
-        f'"mode":"form","requestedSchema":{requested_schema_json(schema)}}}}}'
-    )
-
-
-def _is_shorthand(schema: Any) -> bool:
-    if isinstance(schema, type):  # a model, most often: get_origin is the slower test
-        return schema in (bool, str, int, float) or issubclass(schema, enum.Enum)
-    return get_origin(schema) is Literal
-
-
-def _elicit_wire(message: str | ElicitRequestParams, schema: Any) -> JSONObject:
-    """The ``elicitation/create`` params as they travel."""
-    if isinstance(message, ElicitRequestParams):
-        if message.mode == "url" or message.requested_schema is not None or schema is None:
-            return dump(message)
-        return dump(message.model_copy(update={"requested_schema": requested_schema_for(schema)}))
-    if schema is None:
-        raise TypeError("ctx.elicit(message, schema): a form needs a schema (a model or bool/str/int/...)")
-    if isinstance(message, str):
-        # The common case, built directly: what dump(ElicitRequestParams(...)) gives, without a
-        # model round trip on every ask of every replay.
-        return {"mode": "form", "message": message, "requestedSchema": requested_schema_for(schema)}
-    return dump(ElicitRequestParams(message=message, requested_schema=requested_schema_for(schema)))
-
-
-_AnyElicitResult = ElicitResult[Any]  # parametrised once: pydantic would otherwise rebuild it on some calls
-
-
-def _elicitation_needed(url_mode: bool, caps: JSONObject) -> JSONObject:
-    """The ``requiredCapabilities`` of an elicitation the client cannot take."""
-    if url_mode:
-        return {"elicitation": {"url": {}}}
-    # A client without elicitation needs only ``{}`` (which means form); one that declared other
-    # modes (URL only) must add ``form``.
-    return {"elicitation": {"form": {}}} if isinstance(caps.get("elicitation"), dict) else {"elicitation": {}}
-
-
-def _parse_elicit_answer(
-    answer: Any, properties: JSONObject, schema: Any, shorthand: bool, url_mode: bool
-) -> tuple[JSONObject, ElicitResult[Any]] | None:
-    """(what to record, what the handler gets) for a valid answer; None for an invalid one.
-
-    Only what the answer means is recorded (the action and, on a form's accept, the content's
-    fields the form asked for): unknown keys are ignored (spec-notes 1.6), so a client cannot
-    grow the sealed state with them, and a replay validates exactly what was recorded.
-    """
-    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-        return None
-    action = answer["action"]
-    if action != "accept" or url_mode:  # content comes only with a form's accept
-        return {"action": action}, _AnyElicitResult(action=action)
-    content = answer.get("content")
-    if content is None and schema is None:  # a hand-built form with no typed answer to check
-        return {"action": "accept"}, _AnyElicitResult(action="accept")
-    if not isinstance(content, dict):
-        return None
-    content = {name: value for name, value in content.items() if name in properties}
-    recorded: JSONObject = {"action": "accept", "content": content}
-    if schema is None:
-        return recorded, _AnyElicitResult(action="accept", content=content)
-    try:
-        value = _validator(schema)(to_json(content["value"] if shorthand else content))
-    except (KeyError, ValidationError, PydanticSerializationError):
-        return None
-    return recorded, _AnyElicitResult(action="accept", content=value)
-
-
-def _parse_typed_answer(answer: Any, model: type[BaseModel]) -> tuple[JSONObject, Any] | None:
-    """(what to record, the result) for a valid sampling or roots answer; None for an invalid one."""
-    try:
-        result = model.model_validate_json(to_json(answer), strict=True)
-    except (ValidationError, PydanticSerializationError):
-        return None
-    recorded = _declared_fields(result)
-    if recorded != answer:
-        # This round's answer had unknown keys (wire models keep them): hand the handler what
-        # the replays will see. A recorded answer comes back equal, so replays validate once.
-        result = model.model_validate_json(to_json(recorded), strict=True)
-    return recorded, result
-
-
-def _declared_fields(value: Any) -> Any:
-    """A validated wire model as JSON, without the unknown keys it keeps (nor None fields)."""
-    if isinstance(value, BaseModel):
-        fields = type(value).model_fields
-        return {
-            field.serialization_alias or field.alias or name: _declared_fields(item)
-            for name, field in fields.items()
-            if (item := getattr(value, name)) is not None
-        }
-    if isinstance(value, list):
-        return [_declared_fields(item) for item in value]
-    return value
-
-
-def _validator(schema: Any) -> Callable[[str | bytes], Any]:
-    """Validates an answer's content, as JSON text, against ``schema``; built once per schema.
-
-    The answer is JSON, so it is read with JSON semantics, strictly: a string is neither a boolean
-    nor a number ("yes" is no ``True``), yet an ISO string is a date and an integer a float, as in
-    JSON Schema. (Strict Python-mode validation would refuse the date string.)
-    """
-    try:
-        return _cached_validator(schema)
-    except TypeError:  # an unhashable schema: no cache
-        return _build_validator(schema)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_validator(schema: Any) -> Callable[[str | bytes], Any]:
-    return _build_validator(schema)
-
-
-def _build_validator(schema: Any) -> Callable[[str | bytes], Any]:
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return functools.partial(schema.model_validate_json, strict=True)
-    return functools.partial(TypeAdapter(schema).validate_json, strict=True)

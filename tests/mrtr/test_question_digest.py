@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from fastapi_mrtr.engine.context import _elicit_wire, _form_question_digest
 from fastapi_mrtr.engine.ledger import question_digest
+from fastapi_mrtr.engine.questions import elicit_wire, form_question_digest
 from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE
 
 
@@ -37,16 +37,16 @@ SCHEMAS = [bool, str, int, float, Size, Literal["a", "b"], Order]
 @settings(max_examples=200, deadline=None)
 @given(message=st.text(), schema=st.sampled_from(SCHEMAS))
 def test_the_form_digest_equals_the_digest_of_the_wire_question(message: str, schema: object) -> None:
-    wire = _elicit_wire(message, schema)
-    assert _form_question_digest(message, schema) == question_digest(ELICITATION_CREATE, wire)
+    wire = elicit_wire(message, schema)
+    assert form_question_digest(message, schema) == question_digest(ELICITATION_CREATE, wire)
 
 
 @pytest.mark.parametrize("message", ["", 'quote " and \\ backslash', "emoji 🎉 and \u2028", "\x00 nul"])
 def test_awkward_messages_digest_alike(message: str) -> None:
-    wire = _elicit_wire(message, Order)
-    assert _form_question_digest(message, Order) == question_digest(ELICITATION_CREATE, wire)
+    wire = elicit_wire(message, Order)
+    assert form_question_digest(message, Order) == question_digest(ELICITATION_CREATE, wire)
 
 
 def test_a_different_message_or_schema_is_a_different_question() -> None:
-    assert _form_question_digest("Confirm?", bool) != _form_question_digest("Confirm!", bool)
-    assert _form_question_digest("Confirm?", bool) != _form_question_digest("Confirm?", str)
+    assert form_question_digest("Confirm?", bool) != form_question_digest("Confirm!", bool)
+    assert form_question_digest("Confirm?", bool) != form_question_digest("Confirm?", str)

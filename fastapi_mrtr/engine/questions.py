@@ -1,0 +1,77 @@
+"""What a question is: the ``elicitation/create`` params an ask sends, and the digest that pins it.
+
+An answer is replayed only for the key **and** the question digest it was given to (see
+``fastapi_mrtr.engine``). The digest is taken over canonical JSON of the method and params, so
+the same question digests the same on every round and every replica.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from typing import Any, Literal, get_origin
+
+from fastapi_mrtr.engine.elicitation_schema import requested_schema_for, requested_schema_json
+from fastapi_mrtr.engine.ledger import canonical_json, digest_of_canonical, question_digest
+from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE, ElicitRequestParams, InputRequest
+from fastapi_mrtr.wire.protocol import JSONObject, dump
+
+
+def request_digest(request: InputRequest) -> str:
+    return question_digest(request.method, request.params)
+
+
+def form_question_digest(message: str, schema: Any) -> str:
+    """``question_digest`` of the form ask ``elicit_wire(message, schema)``, without encoding the schema.
+
+    Every round replays the same asks, so the digest is kept per (message, schema), in a bounded
+    cache; an unhashable schema is digested each time.
+    """
+    try:
+        return _cached_form_digest(message, schema)
+    except TypeError:
+        return _assembled_form_digest(message, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_form_digest(message: str, schema: Any) -> str:
+    return _assembled_form_digest(message, schema)
+
+
+def _assembled_form_digest(message: str, schema: Any) -> str:
+    # The digest is taken over canonical JSON (sorted keys), so the text is assembled from its
+    # parts in that order, with the schema's canonical JSON made once per schema.
+    return digest_of_canonical(
+        f'{{"method":"{ELICITATION_CREATE}","params":{{"message":{canonical_json(message)},'
+        f'"mode":"form","requestedSchema":{requested_schema_json(schema)}}}}}'
+    )
+
+
+def is_shorthand(schema: Any) -> bool:
+    if isinstance(schema, type):  # a model, most often: get_origin is the slower test
+        return schema in (bool, str, int, float) or issubclass(schema, enum.Enum)
+    return get_origin(schema) is Literal
+
+
+def elicit_wire(message: str | ElicitRequestParams, schema: Any) -> JSONObject:
+    """The ``elicitation/create`` params as they travel."""
+    if isinstance(message, ElicitRequestParams):
+        if message.mode == "url" or message.requested_schema is not None or schema is None:
+            return dump(message)
+        return dump(message.model_copy(update={"requested_schema": requested_schema_for(schema)}))
+    if schema is None:
+        raise TypeError("ctx.elicit(message, schema): a form needs a schema (a model or bool/str/int/...)")
+    if isinstance(message, str):
+        # The common case, built directly: what dump(ElicitRequestParams(...)) gives, without a
+        # model round trip on every ask of every replay.
+        return {"mode": "form", "message": message, "requestedSchema": requested_schema_for(schema)}
+    return dump(ElicitRequestParams(message=message, requested_schema=requested_schema_for(schema)))
+
+
+def elicitation_needed(url_mode: bool, caps: JSONObject) -> JSONObject:
+    """The ``requiredCapabilities`` of an elicitation the client cannot take."""
+    if url_mode:
+        return {"elicitation": {"url": {}}}
+    # A client without elicitation needs only ``{}`` (which means form); one that declared other
+    # modes (URL only) must add ``form``.
+    return {"elicitation": {"form": {}}} if isinstance(caps.get("elicitation"), dict) else {"elicitation": {}}
