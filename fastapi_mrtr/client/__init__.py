@@ -34,8 +34,7 @@ from fastapi_mrtr.client._handlers import (
 )
 from fastapi_mrtr.client._session import Client, MrtrClient
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
-from fastapi_mrtr.client.options import ClientOptions
-from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
     CreateMessageResult,

@@ -23,7 +23,7 @@ import anyio
 
 from fastapi_mrtr.client._errors import FlowTimeoutError, InputRequiredRoundsExceeded, RoundTimeoutError
 from fastapi_mrtr.client._handlers import InputHandlers
-from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.client.options import InputRequiredConfig
 from fastapi_mrtr.wire.mrtr import InputRequest, InputRequiredResult, InputResponses
 from fastapi_mrtr.wire.protocol import JSONObject
 

@@ -22,8 +22,7 @@ from fastapi_mrtr.client._errors import InvalidStructuredContent, MrtrClientErro
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._types import ProgressNotification
-from fastapi_mrtr.client.options import ClientOptions
-from fastapi_mrtr.config import InputRequiredConfig
+from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.protocol import (
     AudioContent,
     CallToolResult,

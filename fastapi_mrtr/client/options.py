@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from importlib import metadata
 
 import httpx
 
-from fastapi_mrtr.config import InputRequiredConfig
 from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, Implementation
 
 
@@ -27,12 +27,39 @@ def default_client_info() -> Implementation:
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(30.0, read=600.0)
 
 
+@dataclass(frozen=True, kw_only=True)
+class InputRequiredConfig:
+    """How the client runs the MRTR loop. The server has its own ``fastapi_mrtr.InputRequiredConfig``.
+
+    * ``auto_fulfill``: answer input requests with the registered handlers and retry until the
+      result is complete; otherwise hand the ``InputRequiredResult`` to the caller.
+    * ``max_rounds``: the most retries after the first request, then ``InputRequiredRoundsExceeded``.
+    * ``round_timeout``: seconds the handlers of one round may take (0 = no limit), then
+      ``RoundTimeoutError``.
+    * ``max_total_timeout``: seconds for the whole flow, requests included (0 = no limit), then
+      ``FlowTimeoutError``.
+    """
+
+    auto_fulfill: bool = True
+    max_rounds: int = 10
+    round_timeout: float = 600.0
+    max_total_timeout: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int) or self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be an integer >= 1, not {self.max_rounds!r}")
+        for name in ("round_timeout", "max_total_timeout"):
+            seconds = getattr(self, name)
+            if not (isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0):
+                raise ValueError(f"{name} must be a finite number of seconds >= 0 (0 means no limit), not {seconds!r}")
+
+
 @dataclass(frozen=True)
 class ClientOptions:
     """How an :class:`~fastapi_mrtr.client.MrtrClient` talks to a server.
 
     * ``input_required_config``: ``auto_fulfill``, ``max_rounds``, ``round_timeout`` and
-      ``max_total_timeout`` of the MRTR loop (the server-only fields are ignored here).
+      ``max_total_timeout`` of the MRTR loop (see :class:`InputRequiredConfig`).
     * ``client_info``: sent as ``io.modelcontextprotocol/clientInfo`` on every request.
     * ``protocol_version``: sent in ``_meta`` and in the ``MCP-Protocol-Version`` header.
     * ``http_timeout``: used only when the client creates its own ``httpx.AsyncClient``; a client
@@ -51,6 +78,11 @@ class ClientOptions:
     mirror_param_headers: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.input_required_config, InputRequiredConfig):
+            raise TypeError(
+                "input_required_config must be the client's fastapi_mrtr.client.InputRequiredConfig, not "
+                f"{type(self.input_required_config).__module__}.{type(self.input_required_config).__qualname__}"
+            )
         first, cap = self.state_only_backoff
         if first < 0 or cap < first:
             raise ValueError("state_only_backoff must be (first, cap) with 0 <= first <= cap")

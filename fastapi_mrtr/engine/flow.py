@@ -71,9 +71,8 @@ class FlowSealer:
     def __init__(self, options: ServerOptions, keys: StateKeyRing) -> None:
         self.options = options
         self.keys = keys
-        config = options.input_required_config
-        ttls = [t for t in (options.request_state_ttl, config.round_timeout) if t > 0]
-        self.round_ttl = min(ttls) if ttls else 0.0
+        # A state lives one round: round_timeout is its whole expiry (0 = none).
+        self.round_ttl = options.input_required_config.round_timeout
 
     def binding(
         self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]

@@ -1,12 +1,15 @@
-"""``ServerOptions``: one flat, fully defaulted, keyword-only configuration object."""
+"""``ServerOptions`` and its ``InputRequiredConfig``: fully defaulted, keyword-only, frozen.
+
+The client has its own ``fastapi_mrtr.client.InputRequiredConfig``: the two sides bound a flow
+differently, so they share the name and not the class.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Union
-
-from fastapi_mrtr.config import InputRequiredConfig
 
 if TYPE_CHECKING:
     from fastapi_mrtr.state.replay_store import ReplayStore
@@ -29,16 +32,50 @@ def principal_from_authorization(headers: Mapping[str, str]) -> str | None:
 
 
 @dataclass(frozen=True, kw_only=True)
+class InputRequiredConfig:
+    """How the server bounds an MRTR flow (SEP-2322 leaves the limits to each side).
+
+    * ``max_rounds``: the most ``input_required`` answers one flow may receive; enforced from the
+      round counter sealed in ``requestState``.
+    * ``round_timeout``: seconds a client has to answer one round. Each ``requestState`` is sealed
+      with ``exp = now + round_timeout`` and no other option sets that expiry (0 = none; the
+      ``flow_timeout`` still applies).
+    * ``flow_timeout``: seconds from a flow's first round to its last retry, sealed once and
+      carried unchanged through every round (0 = no limit).
+    * ``legacy_shim``: reserved for serving clients of the 2025 protocol versions through a shim;
+      it has no effect yet.
+    * ``accept_unsolicited_answers``: on a first round (no ``requestState``), also use
+      ``inputResponses`` for keys the handler asks, and show them in ``ctx.input_responses``.
+      Off by default: answers count only for questions the server sealed into the previous
+      round's state, so a first round has none (in manual mode too).
+    """
+
+    max_rounds: int = 10
+    round_timeout: float = 300.0
+    flow_timeout: float = 1800.0
+    legacy_shim: bool = False
+    accept_unsolicited_answers: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int) or self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be an integer >= 1, not {self.max_rounds!r}")
+        for name in ("round_timeout", "flow_timeout"):
+            seconds = getattr(self, name)
+            if not (isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0):
+                raise ValueError(f"{name} must be a finite number of seconds >= 0 (0 means no limit), not {seconds!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServerOptions:
     """Everything an ``MCP`` endpoint can be told. All fields have safe defaults.
 
     Identity: ``name`` (also the ``requestState`` audience), ``version``, ``title``, ``instructions``.
     State sealing: ``request_state_key`` (a secret of at least 32 bytes, or a list for rotation:
     the first seals, all open; ``None`` = an ephemeral per-process key, with a warning),
-    ``request_state_ttl`` (seconds per round, 0 = no expiry), ``request_state_max_bytes``,
-    ``request_state_verifier``, ``principal_resolver``, ``replay_store`` (single-use state).
-    Replay: ``input_required_config``, ``strict_replay`` (a changed question raises instead of
-    being asked again).
+    ``request_state_max_bytes``, ``request_state_verifier``, ``principal_resolver``,
+    ``replay_store`` (single-use state).
+    Replay: ``input_required_config`` (the rounds, and how long a state is valid: its
+    ``round_timeout``), ``strict_replay`` (a changed question raises instead of being asked again).
     HTTP: ``forward_headers`` (caller headers passed to the endpoint), ``allowed_hosts`` and
     ``allowed_origins`` (besides localhost; ``"*"`` allows any), ``max_body_bytes``.
     Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope`` (the caching hints of every list,
@@ -55,7 +92,6 @@ class ServerOptions:
     instructions: str | None = None
 
     request_state_key: SecretKey | Sequence[SecretKey] | None = None
-    request_state_ttl: float = 300.0
     request_state_max_bytes: int = 16 * 1024
     request_state_verifier: RequestStateVerifier | None = None
     principal_resolver: PrincipalResolver = principal_from_authorization
@@ -80,8 +116,11 @@ class ServerOptions:
     subscription_keepalive_seconds: float = 15.0
 
     def __post_init__(self) -> None:
-        if self.request_state_ttl < 0:
-            raise ValueError("request_state_ttl must be >= 0 (0 means no expiry)")
+        if not isinstance(self.input_required_config, InputRequiredConfig):
+            raise TypeError(
+                "input_required_config must be the server's fastapi_mrtr.InputRequiredConfig, not "
+                f"{type(self.input_required_config).__module__}.{type(self.input_required_config).__qualname__}"
+            )
         if self.max_body_bytes <= 0 or self.page_size <= 0:
             raise ValueError("max_body_bytes and page_size must be positive")
         if self.cache_ttl_ms < 0:

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from fastapi_mrtr import ElicitRequestParams, InputRequiredConfig, InputRequiredResult, McpError
-from fastapi_mrtr.client import ClientOptions, MrtrClient
+from fastapi_mrtr import ElicitRequestParams, InputRequiredResult, McpError
+from fastapi_mrtr.client import ClientOptions, InputRequiredConfig, MrtrClient
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

@@ -141,27 +141,54 @@ async def test_state_for_another_audience_is_refused() -> None:
     await assert_refused(Shop(), state=state)
 
 
-async def test_expired_state_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    shop = Shop(request_state_ttl=30)
-    state = await shop.first_state()
+def later(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Move the clock ``seconds`` ahead of the real one (the state was sealed at the real time)."""
     real = time.time
-    monkeypatch.setattr(time, "time", lambda: real() + 31)
+    monkeypatch.setattr(time, "time", lambda: real() + seconds)
+
+
+async def assert_accepted(shop: Shop, state: str) -> None:
+    status, body = await shop.call("ask", state=state)
+    assert status == 200 and body["result"]["structuredContent"] == {"text": "yes"}, body
+
+
+async def test_a_state_expires_after_the_default_round_timeout_of_300_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shop = Shop()
+    state = await shop.first_state()
+    with monkeypatch.context() as clock:
+        later(clock, 295)
+        await assert_accepted(shop, state)
+    later(monkeypatch, 305)
     await assert_refused(shop, state=state)
 
 
-async def test_round_timeout_caps_the_state_expiry(monkeypatch: pytest.MonkeyPatch) -> None:
-    shop = Shop(request_state_ttl=0, input_required_config=InputRequiredConfig(round_timeout=5))
+async def test_round_timeout_is_the_state_expiry(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Longer than the old request_state_ttl default (300 s), which used to cap it unseen.
+    shop = Shop(input_required_config=InputRequiredConfig(round_timeout=900))
     state = await shop.first_state()
-    real = time.time
-    monkeypatch.setattr(time, "time", lambda: real() + 6)
+    with monkeypatch.context() as clock:
+        later(clock, 890)
+        await assert_accepted(shop, state)
+    later(monkeypatch, 905)
     await assert_refused(shop, state=state)
+
+
+async def test_round_timeout_zero_seals_states_that_never_expire(monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = Shop(input_required_config=InputRequiredConfig(round_timeout=0, flow_timeout=0))
+    state = await shop.first_state()
+    later(monkeypatch, 10 * 365 * 86400)
+    await assert_accepted(shop, state)
 
 
 async def test_flow_deadline_is_enforced(monkeypatch: pytest.MonkeyPatch) -> None:
-    shop = Shop(request_state_ttl=0, input_required_config=InputRequiredConfig(round_timeout=0, flow_timeout=60))
+    shop = Shop(input_required_config=InputRequiredConfig(round_timeout=0, flow_timeout=60))
     state = await shop.first_state()
-    real = time.time
-    monkeypatch.setattr(time, "time", lambda: real() + 61)
+    with monkeypatch.context() as clock:
+        later(clock, 55)
+        await assert_accepted(shop, state)
+    later(monkeypatch, 61)
     await assert_refused(shop, state=state)
 
 
