@@ -27,26 +27,12 @@ from fastapi_mrtr.state.sealing import (
     mint_request_state,
     verify_request_state,
 )
-from fastapi_mrtr.wire.protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject, McpError
+from fastapi_mrtr.wire.errors import ServerError as ServerError  # defined with the error tree; imported from here too
+from fastapi_mrtr.wire.protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject
 
 logger = logging.getLogger("fastapi_mrtr")
 
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
-
-
-class ServerError(McpError):
-    """A JSON-RPC error with the HTTP status it should travel with.
-
-    ``correctable``: the client can fix its request and send the same ``requestState`` again
-    (a single-use state is then released, not used up).
-    """
-
-    def __init__(
-        self, code: int, message: str, data: Any = None, *, http_status: int = 400, correctable: bool = False
-    ) -> None:
-        super().__init__(code, message, data)
-        self.http_status = http_status
-        self.correctable = correctable
 
 
 def invalid_state() -> ServerError:

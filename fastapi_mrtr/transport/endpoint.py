@@ -18,12 +18,9 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.call import Notify
-from fastapi_mrtr.engine.flow import ServerError
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.transport.http import (
     SSE_HEADERS,
-    BodyTooLarge,
-    ClientDisconnected,
     decode_header_value,
     header_map,
     host_allowed,
@@ -36,6 +33,13 @@ from fastapi_mrtr.transport.http import (
     wait_disconnect,
 )
 from fastapi_mrtr.transport.missing_pieces import missing_message, missing_pieces, refusal_code, what_to_send
+from fastapi_mrtr.wire.errors import (
+    BodyTooLargeError,
+    ClientDisconnectedError,
+    McpError,
+    RequestRejectedError,
+    ServerError,
+)
 from fastapi_mrtr.wire.json_codec import decode, encode
 from fastapi_mrtr.wire.protocol import (
     HEADER_MISMATCH,
@@ -53,7 +57,6 @@ from fastapi_mrtr.wire.protocol import (
     SUPPORTED_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     JSONObject,
-    McpError,
     RequestId,
 )
 
@@ -95,17 +98,9 @@ Handler = Callable[[RpcRequest], Awaitable[JSONObject]]
 StreamHandler = Callable[[RpcRequest, Send], Awaitable[None]]
 
 
-class _Reject(Exception):
-    """A request refused before dispatch; carries the JSON-RPC error and HTTP status."""
-
-    def __init__(self, status: int, code: int, message: str, data: Any = None, request_id: Any = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.data, self.request_id = status, code, message, data, request_id
-
-
-def _unsupported_version(version: str, request_id: RequestId | None = None) -> _Reject:
+def _unsupported_version(version: str, request_id: RequestId | None = None) -> RequestRejectedError:
     """The -32022 refusal of a protocol version this server does not speak."""
-    return _Reject(
+    return RequestRejectedError(
         400,
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
@@ -150,12 +145,12 @@ class RpcEndpoint:
         headers = header_map(scope)
         try:
             rpc = await self._accept(scope, receive, headers)
-        except _Reject as reject:
+        except RequestRejectedError as reject:
             body = error_body(reject.request_id, reject.code, reject.message, reject.data)
-            extra = [(b"allow", b"POST")] if reject.status == 405 else None
-            await send_json(send, reject.status, body, extra)
+            extra = [(b"allow", b"POST")] if reject.http_status == 405 else None
+            await send_json(send, reject.http_status, body, extra)
             return
-        except ClientDisconnected:
+        except ClientDisconnectedError:
             await _answer_departed_client(send)
             return
         if rpc is None:  # a notification
@@ -175,53 +170,59 @@ class RpcEndpoint:
     async def _accept(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
         options = self.options
         if not origin_allowed(headers.get("origin"), options.allowed_origins):
-            raise _Reject(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            raise RequestRejectedError(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
         host = headers.get("host")
         if not host_allowed(host, options.allowed_hosts) and not in_process_test_client(scope, host):
-            raise _Reject(421, INVALID_REQUEST, "Misdirected request: Host not allowed (see allowed_hosts)")
+            raise RequestRejectedError(
+                421, INVALID_REQUEST, "Misdirected request: Host not allowed (see allowed_hosts)"
+            )
         if scope["method"] != "POST":
-            raise _Reject(405, INVALID_REQUEST, "Method not allowed: this MCP endpoint accepts POST only")
+            raise RequestRejectedError(405, INVALID_REQUEST, "Method not allowed: this MCP endpoint accepts POST only")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type != "application/json":
-            raise _Reject(415, INVALID_REQUEST, "Unsupported media type: send application/json")
+            raise RequestRejectedError(415, INVALID_REQUEST, "Unsupported media type: send application/json")
         if not _accepts_json(headers.get("accept")):
-            raise _Reject(406, INVALID_REQUEST, "Not acceptable: accept application/json or text/event-stream")
+            raise RequestRejectedError(
+                406, INVALID_REQUEST, "Not acceptable: accept application/json or text/event-stream"
+            )
         try:
             raw = await read_body(receive, options.max_body_bytes, headers.get("content-length"))
-        except BodyTooLarge:
-            raise _Reject(
+        except BodyTooLargeError:
+            raise RequestRejectedError(
                 413, INVALID_REQUEST, f"Request body too large (limit {options.max_body_bytes} bytes)"
             ) from None
         try:
             message = decode(raw)
         except (ValueError, UnicodeDecodeError):
-            raise _Reject(400, PARSE_ERROR, "Parse error: the body is not valid JSON") from None
+            raise RequestRejectedError(400, PARSE_ERROR, "Parse error: the body is not valid JSON") from None
         return self._envelope(message, scope, receive, headers)
 
     def _envelope(self, message: Any, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
         if isinstance(message, list):
-            raise _Reject(400, INVALID_REQUEST, "Invalid request: batches are not supported")
+            raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: batches are not supported")
         if not isinstance(message, dict):
-            raise _Reject(400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object")
+            raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object")
         raw_id = message.get("id")
         request_id = raw_id if _valid_id(raw_id) else None
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or not method:
-            raise _Reject(
+            raise RequestRejectedError(
                 400, INVALID_REQUEST, 'Invalid request: needs jsonrpc "2.0" and a method', request_id=request_id
             )
         params = message.get("params", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            raise _Reject(400, INVALID_REQUEST, "Invalid request: params must be an object", request_id=request_id)
+            raise RequestRejectedError(
+                400, INVALID_REQUEST, "Invalid request: params must be an object", request_id=request_id
+            )
         if "id" not in message:
             # Notifications need no answer and change nothing on a stateless server, but the
             # transport's headers are required on every POST, so a bad one is still refused.
             self._check_notification_headers(method, headers)
             return None
         if request_id is None:
-            raise _Reject(400, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+            raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
         meta = self._check_meta(params, method, headers, request_id)
         return RpcRequest(request_id, method, params, meta, scope, headers, receive)
 
@@ -230,12 +231,12 @@ class RpcEndpoint:
         or whose Mcp-Method, when sent, names another method."""
         version = headers.get("mcp-protocol-version")
         if version is None:
-            raise _Reject(400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
+            raise RequestRejectedError(400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
         if version.strip() not in SUPPORTED_PROTOCOL_VERSIONS:
             raise _unsupported_version(version)
         header_method = headers.get("mcp-method")
         if header_method is not None and header_method.strip() != method:
-            raise _Reject(
+            raise RequestRejectedError(
                 400,
                 HEADER_MISMATCH,
                 "Header mismatch: Mcp-Method must equal the notification's method",
@@ -248,32 +249,34 @@ class RpcEndpoint:
         missing = missing_pieces(params, method, headers)
         if len(missing) > 1:
             data = {"missing": missing, "send": what_to_send(params, method)}
-            raise _Reject(400, refusal_code(missing), missing_message(missing), data, request_id=request_id)
+            raise RequestRejectedError(
+                400, refusal_code(missing), missing_message(missing), data, request_id=request_id
+            )
         header_version = headers.get("mcp-protocol-version")
         meta = params.get("_meta")
         if meta is not None and header_version is None:
-            raise _Reject(
+            raise RequestRejectedError(
                 400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required", request_id=request_id
             )
         if not isinstance(meta, dict):
-            raise _Reject(400, INVALID_PARAMS, "Invalid params: _meta is required", request_id=request_id)
+            raise RequestRejectedError(400, INVALID_PARAMS, "Invalid params: _meta is required", request_id=request_id)
         version = meta.get(META_PROTOCOL_VERSION)
         if not isinstance(version, str):
-            raise _Reject(
+            raise RequestRejectedError(
                 400,
                 INVALID_PARAMS,
                 f"Invalid params: _meta[{META_PROTOCOL_VERSION!r}] is required",
                 request_id=request_id,
             )
         if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-            raise _Reject(
+            raise RequestRejectedError(
                 400,
                 INVALID_PARAMS,
                 f"Invalid params: _meta[{META_CLIENT_CAPABILITIES!r}] must be an object",
                 request_id=request_id,
             )
         if header_version != version:
-            raise _Reject(
+            raise RequestRejectedError(
                 400,
                 HEADER_MISMATCH,
                 "Header mismatch: MCP-Protocol-Version differs from _meta",
@@ -290,7 +293,7 @@ class RpcEndpoint:
     ) -> None:
         header_method = headers.get("mcp-method")
         if header_method is None or header_method.strip() != method:
-            raise _Reject(
+            raise RequestRejectedError(
                 400,
                 HEADER_MISMATCH,
                 "Header mismatch: Mcp-Method must equal the request's method",
@@ -305,7 +308,7 @@ class RpcEndpoint:
             return  # the method handler reports the missing name or uri as invalid params
         header_name = headers.get("mcp-name")
         if header_name is None or decode_header_value(header_name) != expected:
-            raise _Reject(
+            raise RequestRejectedError(
                 400, HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{field}", request_id=request_id
             )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from fastapi_mrtr.wire.errors import BodyTooLargeError, ClientDisconnectedError
 from fastapi_mrtr.wire.json_codec import encode
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
@@ -17,14 +18,6 @@ SSE_HEADERS = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),  # nginx must not buffer a stream of progress events
 ]
-
-
-class BodyTooLarge(Exception):
-    pass
-
-
-class ClientDisconnected(Exception):
-    pass
 
 
 def header_map(scope: Scope) -> dict[str, str]:
@@ -42,20 +35,20 @@ def header_map(scope: Scope) -> dict[str, str]:
 
 async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge()
+        raise BodyTooLargeError()
     chunks = bytearray()
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise ClientDisconnected()
+            raise ClientDisconnectedError()
         body = message.get("body", b"")
         if not chunks and not message.get("more_body", False):  # the usual single message: no copy
             if len(body) > limit:
-                raise BodyTooLarge()
+                raise BodyTooLargeError()
             return bytes(body)
         chunks += body
         if len(chunks) > limit:
-            raise BodyTooLarge()
+            raise BodyTooLargeError()
         if not message.get("more_body", False):
             return bytes(chunks)
 

@@ -1,4 +1,4 @@
-"""MCP 2026-07-28 wire vocabulary: error codes, _meta keys, results, tools, content, the notification.
+"""MCP 2026-07-28 wire vocabulary: _meta keys, results, tools, content, the notification.
 
 This module knows nothing of FastAPI. Every model speaks camelCase on the wire and snake_case in
 Python (``Tool(input_schema=...)`` dumps as ``inputSchema``); use :func:`dump` to serialise one the
@@ -12,6 +12,8 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+import fastapi_mrtr.wire.errors as _errors
 
 PROTOCOL_VERSION = "2026-07-28"
 SUPPORTED_PROTOCOL_VERSIONS = (PROTOCOL_VERSION,)
@@ -30,38 +32,20 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 # The methods whose target the Mcp-Name header repeats, and the param it repeats.
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-# JSON-RPC 2.0 and MCP error codes.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-HEADER_MISMATCH = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+# The error codes and McpError are defined in wire.errors; these names stay importable from here
+# for the modules that import them from this one.
+PARSE_ERROR = _errors.PARSE_ERROR
+INVALID_REQUEST = _errors.INVALID_REQUEST
+METHOD_NOT_FOUND = _errors.METHOD_NOT_FOUND
+INVALID_PARAMS = _errors.INVALID_PARAMS
+INTERNAL_ERROR = _errors.INTERNAL_ERROR
+HEADER_MISMATCH = _errors.HEADER_MISMATCH
+MISSING_REQUIRED_CLIENT_CAPABILITY = _errors.MISSING_REQUIRED_CLIENT_CAPABILITY
+UNSUPPORTED_PROTOCOL_VERSION = _errors.UNSUPPORTED_PROTOCOL_VERSION
+McpError = _errors.McpError
 
 JSONObject = dict[str, Any]
 RequestId = Union[str, int]
-
-
-class McpError(Exception):
-    """Raised when a JSON-RPC request fails: carries the error object's code, message and data."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_error(self) -> JSONObject:
-        """The JSON-RPC ``error`` member for this failure."""
-        error: JSONObject = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-    def __repr__(self) -> str:
-        return f"McpError(code={self.code}, message={self.message!r}, data={self.data!r})"
 
 
 class WireModel(BaseModel):
