@@ -17,30 +17,41 @@ META = {
 }
 
 
+def loopback_socket() -> socket.socket:
+    """A TCP socket bound to a free port of 127.0.0.1, for a server in this process to listen on.
+
+    Handing uvicorn the bound socket leaves no moment in which another process can take the port.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+    """A port of 127.0.0.1 that was free a moment ago, for a server started as a subprocess."""
+    with loopback_socket() as sock:
         return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager
-def running_server(app: Any, *, timeout: float = 20.0) -> Iterator[str]:
+def running_server(app: Any, *, timeout: float = 20.0, log_level: str = "warning") -> Iterator[str]:
     """Serve ``app`` (an ASGI app or "module:attr") with uvicorn on 127.0.0.1; yields the base URL."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout)
+    with loopback_socket() as sock:
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        try:
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        finally:
+            server.should_exit = True
+            thread.join(timeout)
 
 
 def rpc_headers(method: str, name: str | None = None) -> dict[str, str]:

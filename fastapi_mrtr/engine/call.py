@@ -77,3 +77,29 @@ def find_exception(exc: BaseException, kind: type[E] | tuple[type[E], ...]) -> E
 def find_signal(exc: BaseException) -> BaseException | None:
     """Our signal, also when anyio or a task group wrapped it in an exception group."""
     return find_exception(exc, (SuspendSignal, MissingCapabilitySignal))
+
+
+class _SuspensionCatcher:
+    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :func:`catch_suspension`)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, traceback: object) -> bool:
+        return exc is not None and find_signal(exc) is not None
+
+
+_CATCHER = _SuspensionCatcher()
+
+
+def catch_suspension() -> _SuspensionCatcher:
+    """Where a run is caught when it suspends: ``with catch_suspension(): await run()``.
+
+    The signal (an unanswered ask, or an input kind the client lacks) is swallowed, also inside an
+    exception group or as the cause of another exception; anything else propagates. The block
+    then ends early and the caller reads the outcome from the :class:`CallRecord`, where the
+    context wrote it before raising. Every layer that runs a handler catches the signal here.
+    """
+    return _CATCHER

@@ -46,7 +46,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Scope
 
-from fastapi_mrtr.engine.call import CallRecord, find_signal
+from fastapi_mrtr.engine.call import CallRecord, catch_suspension
 from fastapi_mrtr.engine.context import ToolContext
 from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.invoke import (
@@ -162,14 +162,12 @@ class DirectCall:
         for name in self.context_params:
             values[name] = context
         try:
-            returned = await self.route.dependant.call(**values)
-            return await self._respond(returned, request)
-        except BaseException as exc:
-            if find_signal(exc) is not None:
-                return CapturedResponse()  # suspended: the record says so; nothing is answered
-            if not isinstance(exc, Exception):
-                raise
+            with catch_suspension():
+                returned = await self.route.dependant.call(**values)
+                return await self._respond(returned, request)
+        except Exception as exc:
             return await _handled(exc, handlers, request)
+        return CapturedResponse()  # suspended: the record says so; nothing is answered
 
     def _overridden(self) -> bool:
         provider = self.route.dependency_overrides_provider

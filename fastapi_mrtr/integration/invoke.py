@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 from fastapi.encoders import jsonable_encoder
 from starlette.types import ASGIApp, Message, Scope
 
-from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, find_signal
+from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
 from fastapi_mrtr.integration.route_entry import TICKET_KEY, ToolRouteRefused, ToolRouteTicket
 from fastapi_mrtr.integration.tools import ArgumentKind, CallPlan
 
@@ -254,12 +254,8 @@ async def call_route(
         await asyncio.Event().wait()  # nothing more to read; the app is cancelled if it waits
         raise AssertionError("unreachable")  # pragma: no cover
 
-    try:
+    with catch_suspension():  # suspended or missing a capability: the record says which
         await (entry or app)(scope, receive, captured.send)
-    except BaseException as exc:
-        if find_signal(exc) is None:
-            raise
-        # Suspended or missing a capability: the record says which; nothing is answered.
     if ticket.refusal is not None:
         raise ToolRouteRefused(ticket.refusal)
     return captured

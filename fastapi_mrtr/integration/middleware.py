@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, find_signal
+from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
 from fastapi_mrtr.engine.flow import FlowSealer
 from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.rest import RECORD_KEY, SEALER_KEY, before_reply, input_required_body
@@ -74,11 +74,8 @@ class MrtrMiddleware:
                 await before_reply(scope, message["status"])
             await send(message)
 
-        try:
+        with catch_suspension():  # the record says whether the endpoint asked
             await self.app(scope, receive, tracking_send)
-        except BaseException as exc:
-            if find_signal(exc) is None:
-                raise
         record: CallRecord | None = scope.get(RECORD_KEY)
         if record is None or not (record.suspended or record.missing_capability is not None):
             return

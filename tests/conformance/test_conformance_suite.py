@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = Path(__file__).resolve().parent / "everything_server.py"
@@ -80,13 +81,6 @@ def cli() -> Cli:
     return Cli(env)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _discover(url: str) -> httpx.Response:
     meta = {
         "io.modelcontextprotocol/protocolVersion": SPEC,
@@ -101,7 +95,7 @@ def _discover(url: str) -> httpx.Response:
 def server_url() -> Iterator[str]:
     """The fixture server in a subprocess on a free loopback port, with a fixed sealing key."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     env = {**os.environ, "MRTR_STATE_KEY": STATE_KEY}
     with (ARTIFACTS / "server.log").open("w") as log:
