@@ -18,8 +18,6 @@ bash scripts/install-conformance.sh
 
 # Every check runs even when an earlier one fails; any failure fails the run.
 status=0
-echo "== ruff check";  python -m ruff check . || status=1
-echo "== ruff format"; python -m ruff format --check . || status=1
-echo "== mypy";        python -m mypy || status=1
-echo "== pytest";      python -m pytest -q -p no:cacheprovider "$@" || status=1
+bash scripts/check.sh || status=1  # ruff check, ruff format --check, mypy
+echo "== pytest"; python -m pytest -q -p no:cacheprovider "$@" || status=1
 exit $status
