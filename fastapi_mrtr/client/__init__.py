@@ -32,7 +32,7 @@ from fastapi_mrtr.client._handlers import (
     SamplingHandler,
     current_input_request,
 )
-from fastapi_mrtr.client._session import Client, MrtrClient
+from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
 from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.mrtr import (
@@ -47,7 +47,6 @@ from fastapi_mrtr.wire.mrtr import (
 from fastapi_mrtr.wire.protocol import Implementation, McpError  # Implementation: for ClientOptions(client_info=...)
 
 __all__ = [
-    "Client",
     "ClientOptions",
     "CreateMessageRequestParams",
     "CreateMessageResult",

@@ -508,7 +508,3 @@ def parse_result(raw: JSONObject, model: type[R], method: str) -> R | InputRequi
         return parsed
     assert isinstance(parsed, model)
     return parsed
-
-
-# Short alias, for ``from fastapi_mrtr.client import Client``.
-Client = MrtrClient
