@@ -1,43 +1,52 @@
 """Errors the client raises.
 
-::
+The whole package's tree, server side included, is drawn in :mod:`fastapi_mrtr.wire.errors`;
+this is the client's part of it::
 
-    McpError (fastapi_mrtr.wire.protocol)       a JSON-RPC error: code, message, data
-    ├── raised locally with -32601           no handler for an input request's method
-    ├── raised locally with -32602           an input request whose params do not parse
-    └── McpServerError                       the server answered with a JSON-RPC error
-                                              (adds http_status and request_id)
-    MrtrClientError                          a client-side failure that is not a JSON-RPC error
-    ├── InputRequiredRoundsExceeded          still ``input_required`` after max_rounds retries;
-    │                                         carries last_result
-    ├── InputRequiredTimeout (TimeoutError)
-    │   ├── RoundTimeoutError                one round's handlers outlived round_timeout
-    │   └── FlowTimeoutError                 the whole flow outlived max_total_timeout
-    ├── InvalidServerResponse                a reply that breaks the wire rules (not JSON, not
-    │                                         JSON-RPC 2.0, wrong id, malformed error, unknown
-    │                                         resultType, bad result shape)
-    │   └── InvalidStructuredContent         a tool result that does not fit the tool's
-    │                                         outputSchema (no structuredContent, content that
-    │                                         does not conform, a schema that cannot be used)
-    ├── HttpStatusError                      a non-2xx HTTP reply without a JSON-RPC error about
-    │                                         the request (whatever else its body holds)
-    ├── StreamClosedError                    an SSE stream ended (or its connection dropped)
-    │                                         before the response
-    └── InvalidToolHeaders (ValueError)      a tool's x-mcp-header annotations break SEP-2243;
-                                              list_tools drops it and call_tool refuses it
+    McpError (fastapi_mrtr.wire.errors)         a JSON-RPC error: code, message, data
+    ├── raised locally with -32601              no handler for an input request's method
+    ├── raised locally with -32602              an input request whose params do not parse
+    └── McpServerError                          the server answered with a JSON-RPC error
+                                                 (adds http_status and request_id)
+    MrtrClientError                             a client-side failure that is not a JSON-RPC error
+    ├── MaxRoundsExceededError                  still ``input_required`` after max_rounds
+    │                                            retries; carries last_result
+    ├── InputRequiredTimeoutError (TimeoutError)
+    │   ├── RoundTimeoutError                   one round's handlers outlived round_timeout
+    │   └── FlowTimeoutError                    the whole flow outlived max_total_timeout
+    ├── InvalidServerResponseError              a reply that breaks the wire rules (not JSON, not
+    │   │                                        JSON-RPC 2.0, wrong id, malformed error, unknown
+    │   │                                        resultType, bad result shape)
+    │   └── InvalidStructuredContentError       a tool result that does not fit the tool's
+    │                                            outputSchema (no structuredContent, content that
+    │                                            does not conform, a schema that cannot be used)
+    ├── StatusCodeError                         a non-2xx HTTP reply without a JSON-RPC error
+    │                                            about the request (whatever else its body holds)
+    ├── StreamClosedError                       an SSE stream ended (or its connection dropped)
+    │                                            before the response
+    ├── InvalidToolHeadersError (ValueError)    a tool's x-mcp-header annotations break SEP-2243;
+    │                                            list_tools drops it and call_tool refuses it
+    └── OAuthError                              the OAuth flow failed (fastapi_mrtr.client.auth)
 
-Network failures are httpx's own exceptions (``httpx.ConnectError`` ...), left unwrapped so that
-code written against httpx keeps working. The one exception is a connection that drops in the
-middle of an SSE stream (``httpx.RemoteProtocolError``): that is a stream ending early, so
-``StreamClosedError``.
+Every name ends in ``Error``, and none is one letter-case away from an httpx name (httpx has
+``HTTPStatusError``; ours is ``StatusCodeError``). Network failures are httpx's own exceptions
+(``httpx.ConnectError`` ...), left unwrapped so that code written against httpx keeps working.
+The one exception is a connection that drops in the middle of an SSE stream
+(``httpx.RemoteProtocolError``): that is a stream ending early, so ``StreamClosedError``.
+
+The names before this vocabulary (``InputRequiredRoundsExceeded``, ``InputRequiredTimeout``,
+``InvalidServerResponse``, ``InvalidStructuredContent``, ``HttpStatusError``,
+``InvalidToolHeaders``) are kept as aliases of the same classes, so old ``except`` clauses still
+catch.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import InputRequiredResult
-from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, McpError, RequestId
+from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, RequestId
 
 
 class McpServerError(McpError):
@@ -61,7 +70,7 @@ class MrtrClientError(Exception):
     """Base of the client-side failures that are not JSON-RPC errors."""
 
 
-class InputRequiredRoundsExceeded(MrtrClientError):
+class MaxRoundsExceededError(MrtrClientError):
     """The server still wanted input after ``max_rounds`` retries."""
 
     def __init__(self, max_rounds: int, last_result: InputRequiredResult) -> None:
@@ -70,7 +79,7 @@ class InputRequiredRoundsExceeded(MrtrClientError):
         self.last_result = last_result
 
 
-class InputRequiredTimeout(MrtrClientError, TimeoutError):
+class InputRequiredTimeoutError(MrtrClientError, TimeoutError):
     """An MRTR time bound elapsed (see the two subclasses)."""
 
     def __init__(self, message: str, timeout: float) -> None:
@@ -78,15 +87,15 @@ class InputRequiredTimeout(MrtrClientError, TimeoutError):
         self.timeout = timeout
 
 
-class RoundTimeoutError(InputRequiredTimeout):
+class RoundTimeoutError(InputRequiredTimeoutError):
     """The handlers of one round did not finish within ``round_timeout``."""
 
 
-class FlowTimeoutError(InputRequiredTimeout):
+class FlowTimeoutError(InputRequiredTimeoutError):
     """The whole flow (all rounds and requests) did not finish within ``max_total_timeout``."""
 
 
-class InvalidServerResponse(MrtrClientError):
+class InvalidServerResponseError(MrtrClientError):
     """The server's reply breaks the protocol; ``body`` is the offending payload when known."""
 
     def __init__(self, message: str, body: Any = None) -> None:
@@ -94,7 +103,7 @@ class InvalidServerResponse(MrtrClientError):
         self.body = body
 
 
-class InvalidStructuredContent(InvalidServerResponse):
+class InvalidStructuredContentError(InvalidServerResponseError):
     """A complete, non-error ``tools/call`` result that breaks the tool's ``outputSchema``.
 
     ``problem`` says how: ``"missing"`` (no ``structuredContent``), ``"nonconforming"`` (it does
@@ -122,7 +131,7 @@ class InvalidStructuredContent(InvalidServerResponse):
         self.path = path
 
 
-class HttpStatusError(MrtrClientError):
+class StatusCodeError(MrtrClientError):
     """A non-2xx HTTP reply that carries no JSON-RPC error (e.g. 401, 406, 502).
 
     Even a body with a JSON-RPC ``result`` is one: a failed HTTP request has no result.
@@ -138,5 +147,14 @@ class StreamClosedError(MrtrClientError):
     """The SSE stream closed before carrying the response; the request's outcome is unknown."""
 
 
-class InvalidToolHeaders(MrtrClientError, ValueError):
+class InvalidToolHeadersError(MrtrClientError, ValueError):
     """A tool's ``x-mcp-header`` annotations break SEP-2243, so the tool must not be called."""
+
+
+# The names before the ``...Error`` vocabulary: the same classes, for code that catches them.
+InputRequiredRoundsExceeded = MaxRoundsExceededError
+InputRequiredTimeout = InputRequiredTimeoutError
+InvalidServerResponse = InvalidServerResponseError
+InvalidStructuredContent = InvalidStructuredContentError
+HttpStatusError = StatusCodeError
+InvalidToolHeaders = InvalidToolHeadersError

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi_mrtr.client._errors import InvalidToolHeaders
+from fastapi_mrtr.client._errors import InvalidToolHeadersError
 from fastapi_mrtr.wire.protocol import NAMED_METHODS, JSONObject
 
 ACCEPT = "application/json, text/event-stream"
@@ -81,7 +81,7 @@ def standard_headers(protocol_version: str, method: str, params: Mapping[str, An
 def scan_param_headers(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
     """The ``x-mcp-header`` declarations of a tool's input schema, validated.
 
-    Raises :class:`InvalidToolHeaders` for an empty or non-token name, a duplicate name
+    Raises :class:`InvalidToolHeadersError` for an empty or non-token name, a duplicate name
     (case-insensitive), a type other than string/integer/boolean, or an annotation that is not
     reached from the root through ``properties`` alone.
     """
@@ -91,7 +91,7 @@ def scan_param_headers(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ..
     for decl in found:
         folded = decl.name.lower()
         if folded in seen:
-            raise InvalidToolHeaders(f"duplicate x-mcp-header {decl.name!r}")
+            raise InvalidToolHeadersError(f"duplicate x-mcp-header {decl.name!r}")
         seen.add(folded)
     return tuple(found)
 
@@ -101,7 +101,7 @@ def _walk(schema: Any, path: tuple[str, ...], *, reachable: bool, found: list[Pa
         return
     if X_MCP_HEADER in schema:
         if not (reachable and path):  # the root is no property
-            raise InvalidToolHeaders(f"x-mcp-header not reachable through properties at {path}")
+            raise InvalidToolHeadersError(f"x-mcp-header not reachable through properties at {path}")
         found.append(ParamHeader(path, _checked_name(schema)))
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
@@ -124,9 +124,9 @@ def _walk(schema: Any, path: tuple[str, ...], *, reachable: bool, found: list[Pa
 def _checked_name(prop: Mapping[str, Any]) -> str:
     name = prop[X_MCP_HEADER]
     if not isinstance(name, str) or not _TOKEN.fullmatch(name):
-        raise InvalidToolHeaders(f"x-mcp-header {name!r} is not a non-empty HTTP token")
+        raise InvalidToolHeadersError(f"x-mcp-header {name!r} is not a non-empty HTTP token")
     if prop.get("type") not in _HEADER_TYPES:
-        raise InvalidToolHeaders(f"x-mcp-header {name!r} on type {prop.get('type')!r}")
+        raise InvalidToolHeadersError(f"x-mcp-header {name!r} on type {prop.get('type')!r}")
     return name
 
 
