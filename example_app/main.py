@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
 
 from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ReplayStore, ServerOptions
+from fastapi_mrtr.state import RedisReplayStore
 
 from .auth import current_user, optional_user
 from .db import get_db
@@ -30,8 +31,6 @@ def _replay_store() -> ReplayStore | None:
     (``BOOKSHOP_SINGLE_USE=1``). Optional: the keyed writes below are safe to retry without it."""
     url = os.environ.get("MRTR_REDIS_URL")
     if url:
-        from fastapi_mrtr.state.redis_store import RedisReplayStore
-
         return RedisReplayStore(url)
     return InMemoryReplayStore() if os.environ.get("BOOKSHOP_SINGLE_USE") == "1" else None
 

@@ -1,56 +1,42 @@
 """fastapi-mrtr: FastAPI path functions as MCP tools that can ``await ctx.elicit()``.
 
 MCP 2026-07-28 multi round-trip requests (MRTR, SEP-2322) on stateless Streamable HTTP.
+
+This module is for the author of an app, and holds what such an app touches:
+
+* building the server: ``MCP``, ``ServerOptions``, ``InputRequiredConfig``, and the single-use
+  stores an option takes (``ReplayStore``, ``InMemoryReplayStore``);
+* inside a handler: ``Context`` (the parameter to declare), ``ToolContext`` (its type),
+  ``get_context`` (the dependency, for ``app.dependency_overrides`` in tests), the answer an ask
+  returns (``ElicitResult``) and what strict replay raises (``ReplayDivergedError``);
+* declaring tools, prompts, resources and completions: ``ToolAnnotations``, ``Completion``,
+  ``ResourceNotFoundError``;
+* what a handler may return beyond plain values: a ``CallToolResult`` and the five content blocks
+  its ``content`` holds (``TextContent``, ``ImageContent``, ``AudioContent``, ``ResourceLink``,
+  ``EmbeddedResource``), the two resource contents an embedded resource or a resource function
+  carries (``TextResourceContents``, ``BlobResourceContents``), and a prompt's ``PromptMessage``.
+
+Everyone else looks elsewhere: the whole wire vocabulary (``InputRequest``, sampling and roots
+shapes, the MRTR helpers for manual mode, ``McpError``, ``PROTOCOL_VERSION``) is in
+``fastapi_mrtr.wire``; sealing your own state and the Redis store are in ``fastapi_mrtr.state``;
+the client is ``fastapi_mrtr.client``. Every other module is private.
 """
 
 from fastapi_mrtr.app import MCP
-from fastapi_mrtr.config import InputRequiredConfig
 from fastapi_mrtr.engine.context import ReplayDivergedError, ToolContext
-from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.engine.options import InputRequiredConfig, ServerOptions
 from fastapi_mrtr.features.completions import Completion
 from fastapi_mrtr.features.resources import ResourceNotFoundError
 from fastapi_mrtr.integration.dependency import Context, get_context
-from fastapi_mrtr.state.replay_store import InMemoryReplayStore, ReplayStore
-from fastapi_mrtr.state.sealing import (
-    InvalidRequestState,
-    StateBinding,
-    StateClaims,
-    StateKeyRing,
-    mint_request_state,
-    verify_request_state,
-)
-from fastapi_mrtr.wire.mrtr import (
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ElicitRequestParams,
-    ElicitResult,
-    InputRequest,
-    InputRequests,
-    InputRequiredResult,
-    InputResponses,
-    ListRootsResult,
-    Root,
-    SamplingMessage,
-    extract_input_requests,
-    is_input_required_result,
-    make_input_request_for_elicitation,
-    make_input_request_for_roots,
-    make_input_request_for_sampling,
-    make_input_response_from_create_message_result,
-    make_input_response_from_elicit_result,
-    make_input_response_from_list_roots_result,
-)
-from fastapi_mrtr.wire.protocol import (
-    PROTOCOL_VERSION,
+from fastapi_mrtr.state import InMemoryReplayStore, ReplayStore
+from fastapi_mrtr.wire import (
     AudioContent,
     BlobResourceContents,
     CallToolResult,
+    ElicitResult,
     EmbeddedResource,
-    GetPromptResult,
     ImageContent,
-    McpError,
     PromptMessage,
-    ReadResourceResult,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -61,54 +47,26 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MCP",
-    "PROTOCOL_VERSION",
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
     "Completion",
     "Context",
-    "CreateMessageRequestParams",
-    "CreateMessageResult",
-    "ElicitRequestParams",
     "ElicitResult",
     "EmbeddedResource",
-    "GetPromptResult",
     "ImageContent",
     "InMemoryReplayStore",
-    "InputRequest",
-    "InputRequests",
     "InputRequiredConfig",
-    "InputRequiredResult",
-    "InputResponses",
-    "InvalidRequestState",
-    "ListRootsResult",
-    "McpError",
     "PromptMessage",
-    "ReadResourceResult",
     "ReplayDivergedError",
     "ReplayStore",
     "ResourceLink",
     "ResourceNotFoundError",
-    "Root",
-    "SamplingMessage",
     "ServerOptions",
-    "StateBinding",
-    "StateClaims",
-    "StateKeyRing",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",
     "ToolContext",
     "__version__",
-    "extract_input_requests",
     "get_context",
-    "is_input_required_result",
-    "make_input_request_for_elicitation",
-    "make_input_request_for_roots",
-    "make_input_request_for_sampling",
-    "make_input_response_from_create_message_result",
-    "make_input_response_from_elicit_result",
-    "make_input_response_from_list_roots_result",
-    "mint_request_state",
-    "verify_request_state",
 ]

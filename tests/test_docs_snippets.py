@@ -59,20 +59,18 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from fastapi import FastAPI
 
-from fastapi_mrtr import (
-    CallToolResult,
+from fastapi_mrtr import CallToolResult, ElicitResult, TextContent
+from fastapi_mrtr.client import MrtrClient
+from fastapi_mrtr.wire import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
-    ElicitResult,
     GetPromptResult,
     ListRootsResult,
     McpError,
     ReadResourceResult,
     Root,
-    TextContent,
 )
-from fastapi_mrtr.client import MrtrClient
 from tests.support import free_port, running_server
 
 ROOT = Path(__file__).resolve().parent.parent

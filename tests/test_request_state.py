@@ -1,4 +1,6 @@
-"""Sealing and opening of ``requestState`` tokens (fastapi_mrtr.state.sealing)."""
+"""Sealing and opening of ``requestState`` tokens: ``RequestStateSealer`` (fastapi_mrtr.state).
+
+The golden test alone calls the private minting function, the one place a nonce can be chosen."""
 
 from __future__ import annotations
 
@@ -17,16 +19,16 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.state import sealing as rs
-from fastapi_mrtr.state.sealing import (
+from fastapi_mrtr.state import (
     InvalidRequestState,
+    RequestStateSealer,
     RequestStateTooLarge,
     StateBinding,
+    StateClaims,
     StateKeyRing,
     arguments_digest,
-    mint_request_state,
-    verify_request_state,
 )
+from fastapi_mrtr.state import sealing as rs
 
 SECRET_OLD = "old-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
 SECRET_NEW = b"new-secret-0123456789-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -46,14 +48,28 @@ OLD = StateKeyRing(SECRET_OLD)
 NEW = StateKeyRing(SECRET_NEW)
 
 
-def mint(keys: StateKeyRing = OLD, binding: StateBinding = BINDING, **kw: Any) -> str:
-    kw = {"ttl": TTL, "round": 1, "now": NOW, **kw}
-    return mint_request_state(kw.pop("data", DATA), keys=keys, binding=binding, **kw)
+def mint(
+    keys: StateKeyRing = OLD,
+    binding: StateBinding = BINDING,
+    *,
+    data: dict[str, Any] = DATA,
+    ttl: float = TTL,
+    max_bytes: int = 16384,
+    now: float = NOW,
+    **seal: Any,
+) -> str:
+    return RequestStateSealer(keys, ttl=ttl, max_bytes=max_bytes).seal(data, binding, now=now, **seal)
 
 
-def verify(token: object, keys: StateKeyRing = OLD, binding: StateBinding = BINDING, **kw: Any) -> Any:
-    kw = {"now": NOW, **kw}
-    return verify_request_state(token, keys=keys, binding=binding, **kw)
+def verify(
+    token: object,
+    keys: StateKeyRing = OLD,
+    binding: StateBinding = BINDING,
+    *,
+    now: float = NOW,
+    **options: Any,
+) -> StateClaims:
+    return RequestStateSealer(keys, **options).open(token, binding, now=now)
 
 
 def reason_of(token: object, **kw: Any) -> str:
@@ -128,7 +144,22 @@ def test_flow_id_is_kept_and_ttl_zero_never_expires() -> None:
 
 
 def test_same_inputs_random_nonce_give_different_tokens() -> None:
-    assert mint(jti="j", flow_id="f") != mint(jti="j", flow_id="f")
+    assert mint(flow_id="f") != mint(flow_id="f")
+    # Even with the token id fixed, the nonce the private minter draws makes every token differ.
+    same = {"keys": OLD, "binding": BINDING, "ttl": TTL, "round": 1, "now": NOW, "jti": "j", "flow_id": "f"}
+    assert rs._mint_request_state(DATA, **same) != rs._mint_request_state(DATA, **same)
+
+
+def test_the_sealer_takes_no_nonce_and_keeps_its_settings() -> None:
+    sealer = RequestStateSealer(SECRET_OLD, ttl=30)
+    with pytest.raises(TypeError):
+        sealer.seal(DATA, BINDING, nonce=b"\x00" * 12)  # type: ignore[call-arg]
+    claims = sealer.open(sealer.seal(DATA, BINDING, round=2, now=NOW), BINDING, now=NOW)
+    assert (claims.round, claims.expires_at, claims.key_id) == (2, int(NOW + 30), OLD.key_ids[0])
+    assert sealer.keys.key_ids == OLD.key_ids, "a bare secret becomes a one-key ring"
+    assert repr(sealer).startswith("RequestStateSealer(StateKeyRing(kids=[") and SECRET_OLD not in repr(sealer)
+    with pytest.raises(ValueError, match="ttl"):
+        RequestStateSealer(OLD, ttl=-1)
 
 
 def test_rotation() -> None:
@@ -316,9 +347,11 @@ def test_mint_refuses_oversized_tokens() -> None:
 
 def test_mint_validates_its_inputs() -> None:
     with pytest.raises(ValueError, match="nonce"):
-        mint(nonce=b"short")
+        rs._mint_request_state(DATA, keys=OLD, binding=BINDING, ttl=TTL, round=1, nonce=b"short")
     with pytest.raises(ValueError):
         mint(ttl=-1)
+    with pytest.raises(ValueError):
+        mint(round=-1)
     with pytest.raises(ValueError):
         mint(data={"x": float("nan")})
 
@@ -379,13 +412,13 @@ def test_golden_token_is_reproduced_byte_for_byte() -> None:
     i = fixture["inputs"]
     assert binding.arguments_digest == fixture["arguments_digest"]
     assert ring.key_ids == [fixture["key_id"]]
-    token = mint_request_state(
+    token = rs._mint_request_state(
         i["data"], keys=ring, binding=binding, ttl=i["ttl"], round=i["round"], flow_id=i["flow_id"],
         flow_deadline=i["flow_deadline"], max_bytes=i["max_bytes"], now=i["now"],
         nonce=bytes.fromhex(i["nonce_hex"]), jti=i["jti"],
     )  # fmt: skip
     assert token == fixture["token"]
-    claims = verify_request_state(token, keys=ring, binding=binding, now=i["now"])
+    claims = RequestStateSealer(ring).open(token, binding, now=i["now"])
     assert claims.data == i["data"]
     assert (claims.jti, claims.flow_id, claims.round) == (i["jti"], i["flow_id"], i["round"])
     assert (claims.expires_at, claims.flow_deadline) == (i["now"] + i["ttl"], i["flow_deadline"])

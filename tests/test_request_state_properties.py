@@ -9,17 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.state.sealing import (
-    InvalidRequestState,
-    StateBinding,
-    StateKeyRing,
-    arguments_digest,
-    mint_request_state,
-    verify_request_state,
-)
+from fastapi_mrtr.state import InvalidRequestState, RequestStateSealer, StateBinding, StateKeyRing, arguments_digest
 
 # Module-level values, not fixtures: hypothesis refuses function-scoped fixtures.
-KEYS = StateKeyRing("property-test-secret-0123456789-abcdefghijklmnop")
+SEALER = RequestStateSealer(StateKeyRing("property-test-secret-0123456789-abcdefghijklmnop"), ttl=600)
 NOW = 1_800_000_000
 BINDING = StateBinding("tools/call", "tool", arguments_digest({"q": 1}), "server", "user")
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -34,11 +27,11 @@ json_objects = st.dictionaries(st.text(), json_values, max_size=6)
 
 
 def seal(data: dict[str, Any]) -> str:
-    return mint_request_state(data, keys=KEYS, binding=BINDING, ttl=600, round=1, now=NOW)
+    return SEALER.seal(data, BINDING, now=NOW)
 
 
 def open_(token: str, binding: StateBinding = BINDING) -> dict[str, Any]:
-    return verify_request_state(token, keys=KEYS, binding=binding, now=NOW).data
+    return SEALER.open(token, binding, now=NOW).data
 
 
 @SETTINGS

@@ -19,13 +19,12 @@ from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.replay_store import NO_HOLD, StateHold, hold_state
 from fastapi_mrtr.state.sealing import (
     InvalidRequestState,
+    RequestStateSealer,
     RequestStateTooLarge,
     StateBinding,
     StateClaims,
     StateKeyRing,
     arguments_digest,
-    mint_request_state,
-    verify_request_state,
 )
 from fastapi_mrtr.wire.errors import ServerError as ServerError  # defined with the error tree; imported from here too
 from fastapi_mrtr.wire.protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject
@@ -59,6 +58,7 @@ class FlowSealer:
         self.keys = keys
         # A state lives one round: round_timeout is its whole expiry (0 = none).
         self.round_ttl = options.input_required_config.round_timeout
+        self._tokens = RequestStateSealer(keys, ttl=self.round_ttl, max_bytes=options.request_state_max_bytes)
 
     def binding(
         self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
@@ -109,9 +109,7 @@ class FlowSealer:
     async def _verify(self, token: object, binding: StateBinding, headers: Mapping[str, str]) -> StateClaims:
         options = self.options
         try:
-            claims = verify_request_state(
-                token, keys=self.keys, binding=binding, max_bytes=options.request_state_max_bytes
-            )
+            claims = self._tokens.open(token, binding)
             if options.request_state_verifier is not None:
                 outcome = options.request_state_verifier(claims, headers)
                 if inspect.isawaitable(outcome):
@@ -158,16 +156,8 @@ class FlowSealer:
         limit = self.options.request_state_max_bytes
 
         def mint(payload: JSONObject) -> str:
-            return mint_request_state(
-                payload,
-                keys=self.keys,
-                binding=binding,
-                ttl=self.round_ttl,
-                round=next_round,
-                flow_id=record.flow_id,
-                flow_deadline=deadline,
-                max_bytes=limit,
-                now=now,
+            return self._tokens.seal(
+                payload, binding, round=next_round, flow_id=record.flow_id, flow_deadline=deadline, now=now
             )
 
         try:

@@ -21,6 +21,10 @@ Token layout (every token is ASCII)::
 
 Tokens are not single-use: a captured token can be replayed (by the same principal, for the same
 request) until it expires. Callers needing at-most-once must track ``jti`` themselves.
+
+:class:`RequestStateSealer` is the public face: it picks every nonce itself, since AES-GCM under one
+key never survives a nonce used twice. The functions below it take a nonce only for golden tests,
+and stay private for that reason.
 """
 
 from __future__ import annotations
@@ -43,11 +47,11 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from fastapi_mrtr.wire import json_codec
+import fastapi_mrtr.wire.json_codec as json_codec
 
 __all__ = [
-    "InvalidRequestState", "RequestStateTooLarge", "StateBinding", "StateClaims", "StateKeyRing",
-    "arguments_digest", "mint_request_state", "verify_request_state",
+    "InvalidRequestState", "RequestStateSealer", "RequestStateTooLarge", "StateBinding", "StateClaims",
+    "StateKeyRing", "arguments_digest",
 ]  # fmt: skip
 
 PREFIX = "v1."
@@ -70,7 +74,7 @@ class InvalidRequestState(Exception):
 
 
 class RequestStateTooLarge(ValueError):
-    """Raised by :func:`mint_request_state` when the token would exceed ``max_bytes``."""
+    """Raised by :meth:`RequestStateSealer.seal` when the token would exceed ``max_bytes``."""
 
 
 # --- keys ---------------------------------------------------------------------------------------
@@ -219,7 +223,7 @@ def _seconds(value: float | None) -> int | None:
 # --- mint ---------------------------------------------------------------------------------------
 
 
-def mint_request_state(
+def _mint_request_state(
     data: Mapping[str, Any],
     *,
     keys: StateKeyRing,
@@ -347,7 +351,7 @@ def _check_binding(claims: Mapping[str, Any], key: _Key, binding: StateBinding) 
         raise InvalidRequestState("wrong_principal")
 
 
-def verify_request_state(
+def _verify_request_state(
     token: object,
     *,
     keys: StateKeyRing,
@@ -374,3 +378,84 @@ def verify_request_state(
         key_id=key.kid.hex(),
         data=claims["d"],
     )
+
+
+# --- the public face ----------------------------------------------------------------------------
+
+
+class RequestStateSealer:
+    """Seals JSON objects into ``requestState`` tokens bound to one request, and opens them again.
+
+    ::
+
+        sealer = RequestStateSealer(StateKeyRing([new_secret, old_secret]), ttl=300)
+        token = sealer.seal({"step": 2}, binding)
+        claims = sealer.open(token, binding)  # raises InvalidRequestState, or claims.data == {"step": 2}
+
+    The sealer draws a fresh nonce, token id and flow id for every token: there is no way to pass
+    one in, so no caller can reuse an AES-GCM nonce. ``ttl`` is in seconds (0 = tokens never
+    expire); ``max_bytes`` bounds a token both ways (sealing refuses with
+    :class:`RequestStateTooLarge`, opening with ``InvalidRequestState("too_large")``);
+    ``max_clock_skew`` is how far in the future an ``issued_at`` may lie (clocks of replicas differ).
+    """
+
+    def __init__(
+        self,
+        keys: StateKeyRing | bytes | str | Sequence[bytes | str],
+        *,
+        ttl: float = 600.0,
+        max_bytes: int = 16384,
+        max_clock_skew: float = 60.0,
+    ) -> None:
+        if ttl < 0:
+            raise ValueError("ttl must be >= 0 (0 means tokens never expire)")
+        self._keys = keys if isinstance(keys, StateKeyRing) else StateKeyRing(keys)
+        self._ttl = ttl
+        self._max_bytes = max_bytes
+        self._max_clock_skew = max_clock_skew
+
+    @property
+    def keys(self) -> StateKeyRing:
+        return self._keys
+
+    def seal(
+        self,
+        data: Mapping[str, Any],
+        binding: StateBinding,
+        *,
+        round: int = 1,
+        flow_id: str | None = None,
+        flow_deadline: float | None = None,
+        now: float | None = None,
+    ) -> str:
+        """A token carrying ``data`` (a JSON object) that opens only for ``binding``.
+
+        Pass the previous round's ``claims.flow_id`` to keep one flow id across rounds;
+        ``flow_deadline`` is an absolute Unix time; ``now`` fixes the clock (one clock per round).
+        """
+        return _mint_request_state(
+            data,
+            keys=self._keys,
+            binding=binding,
+            ttl=self._ttl,
+            round=round,
+            flow_id=flow_id,
+            flow_deadline=flow_deadline,
+            max_bytes=self._max_bytes,
+            now=now,
+        )
+
+    def open(self, token: object, binding: StateBinding, *, now: float | None = None) -> StateClaims:
+        """The claims of ``token`` if it was sealed for ``binding`` and is still valid; otherwise
+        :class:`InvalidRequestState` (its ``reason`` is for logs, never for clients)."""
+        return _verify_request_state(
+            token,
+            keys=self._keys,
+            binding=binding,
+            max_bytes=self._max_bytes,
+            now=now,
+            max_clock_skew=self._max_clock_skew,
+        )
+
+    def __repr__(self) -> str:
+        return f"RequestStateSealer({self._keys!r}, ttl={self._ttl!r}, max_bytes={self._max_bytes!r})"

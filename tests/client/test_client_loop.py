@@ -16,7 +16,7 @@ from client_helpers import ScriptedServer, elicit, input_required, text_result
 from fastapi import FastAPI
 from pydantic import BaseModel, field_validator
 
-from fastapi_mrtr import MCP, Context, make_input_request_for_elicitation
+from fastapi_mrtr import MCP, Context
 from fastapi_mrtr.client import (
     ClientOptions,
     ElicitRequestParams,
@@ -33,6 +33,7 @@ from fastapi_mrtr.client import (
     RoundTimeoutError,
     current_input_request,
 )
+from fastapi_mrtr.wire import make_input_request_for_elicitation
 from fastapi_mrtr.wire.protocol import CallToolResult, GetPromptResult, ReadResourceResult, TextContent
 from tests.support import running_server
 

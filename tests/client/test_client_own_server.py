@@ -10,8 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from fastapi_mrtr import ElicitRequestParams, InputRequiredResult, McpError
-from fastapi_mrtr.client import ClientOptions, InputRequiredConfig, MrtrClient
+from fastapi_mrtr.client import (
+    ClientOptions,
+    ElicitRequestParams,
+    InputRequiredConfig,
+    InputRequiredResult,
+    McpError,
+    MrtrClient,
+)
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

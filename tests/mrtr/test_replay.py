@@ -7,14 +7,8 @@ import pytest
 from fastapi import Depends, FastAPI
 from pydantic import BaseModel
 
-from fastapi_mrtr import (
-    MCP,
-    Context,
-    InputRequest,
-    InputRequiredConfig,
-    ServerOptions,
-    make_input_request_for_elicitation,
-)
+from fastapi_mrtr import MCP, Context, InputRequiredConfig, ServerOptions
+from fastapi_mrtr.wire import InputRequest, make_input_request_for_elicitation
 from tests.support import rpc_body, rpc_headers
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,8 @@ import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from fastapi_mrtr import MCP, Context, ServerOptions, make_input_request_for_elicitation
+from fastapi_mrtr import MCP, Context, ServerOptions
+from fastapi_mrtr.wire import make_input_request_for_elicitation
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from fastapi_mrtr import Context, InputRequiredConfig, ToolContext, make_input_request_for_elicitation
+from fastapi_mrtr import Context, InputRequiredConfig, ToolContext
+from fastapi_mrtr.wire import make_input_request_for_elicitation
 from tests.server.mcp_helpers import JSON, McpClient, make_meta, make_server
 from tests.support import running_server
 

@@ -9,8 +9,8 @@ import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from fastapi_mrtr import MCP, Context, InputRequiredConfig, ServerOptions, StateBinding, mint_request_state
-from fastapi_mrtr.state.sealing import arguments_digest
+from fastapi_mrtr import MCP, Context, InputRequiredConfig, ServerOptions
+from fastapi_mrtr.state import RequestStateSealer, StateBinding, arguments_digest
 from tests.support import rpc_body, rpc_headers
 
 pytestmark = pytest.mark.anyio
@@ -201,7 +201,7 @@ def forged(shop: Shop, *, now: float, ttl: float = 300) -> str:
         principal=None,
     )
     data = {"asked": {"a": "ignored"}}
-    return mint_request_state(data, keys=shop.mcp.sealer.keys, binding=binding, ttl=ttl, round=1, now=now)
+    return RequestStateSealer(shop.mcp.sealer.keys, ttl=ttl).seal(data, binding, now=now)
 
 
 async def test_state_issued_in_the_future_is_refused_beyond_the_skew() -> None:
@@ -235,7 +235,7 @@ async def test_short_keys_are_refused() -> None:
 
 
 async def test_custom_verifier_can_refuse(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fastapi_mrtr import InvalidRequestState
+    from fastapi_mrtr.state import InvalidRequestState
 
     seen: list[int] = []
 

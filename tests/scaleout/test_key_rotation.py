@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from fastapi_mrtr import StateKeyRing
+from fastapi_mrtr.state import StateKeyRing
 from tests.scaleout.conftest import StartNginx, StartReplicas, new_key
 from tests.scaleout.flows import (
     McpWire,

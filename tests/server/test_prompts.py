@@ -11,14 +11,13 @@ from pydantic import BaseModel, Field
 from fastapi_mrtr import (
     MCP,
     EmbeddedResource,
-    GetPromptResult,
     ImageContent,
-    McpError,
     PromptMessage,
     TextContent,
     TextResourceContents,
     ToolContext,
 )
+from fastapi_mrtr.wire import GetPromptResult, McpError
 
 pytestmark = pytest.mark.anyio
 

@@ -10,15 +10,9 @@ import pytest
 from mcp_helpers import connect, make_meta, make_server, rpc_error
 from pydantic import BaseModel
 
-from fastapi_mrtr import (
-    MCP,
-    BlobResourceContents,
-    ReadResourceResult,
-    ResourceNotFoundError,
-    TextResourceContents,
-    ToolContext,
-)
+from fastapi_mrtr import MCP, BlobResourceContents, ResourceNotFoundError, TextResourceContents, ToolContext
 from fastapi_mrtr.features.resources import UriTemplate
+from fastapi_mrtr.wire import ReadResourceResult
 
 pytestmark = pytest.mark.anyio
 
