@@ -63,9 +63,9 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None  # (prefix length, layer index): the longest prefix wins
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                if best is None or len(prefix) > best[0]:
-                    best = (len(prefix), index)
+            matches = module == prefix or module.startswith(prefix + ".")
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
     return None if best is None or module.startswith(CLIENT) else best[1]
 
 
