@@ -9,22 +9,17 @@ must not call it, so :func:`scan_param_headers` rejects it and ``list_tools`` dr
 
 from __future__ import annotations
 
-import base64
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi_mrtr.client._errors import InvalidToolHeadersError
+from fastapi_mrtr.wire.headers import PARAM_HEADER_PREFIX, X_MCP_HEADER, encode_header_value, is_token
 from fastapi_mrtr.wire.protocol import NAMED_METHODS, JSONObject
 
 ACCEPT = "application/json, text/event-stream"
 
-X_MCP_HEADER = "x-mcp-header"
-PARAM_PREFIX = "Mcp-Param-"
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field-name token
 _HEADER_TYPES = ("string", "integer", "boolean")
-_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
 
 # Subschema keywords: an annotation anywhere under these is unreachable through ``properties``.
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
@@ -52,16 +47,7 @@ class ParamHeader:
 
     @property
     def header(self) -> str:
-        return PARAM_PREFIX + self.name
-
-
-def encode_header_value(value: str) -> str:
-    """A header-safe value: plain when it is visible ASCII (inner spaces allowed) without
-    surrounding whitespace and not sentinel-shaped, else ``=?base64?{utf-8 base64}?=``."""
-    plain = all(0x20 <= ord(ch) <= 0x7E for ch in value) and value == value.strip() and not _SENTINEL.fullmatch(value)
-    if plain:
-        return value
-    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+        return PARAM_HEADER_PREFIX + self.name
 
 
 def standard_headers(protocol_version: str, method: str, params: Mapping[str, Any]) -> dict[str, str]:
@@ -123,7 +109,7 @@ def _walk(schema: Any, path: tuple[str, ...], *, reachable: bool, found: list[Pa
 
 def _checked_name(prop: Mapping[str, Any]) -> str:
     name = prop[X_MCP_HEADER]
-    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+    if not is_token(name):
         raise InvalidToolHeadersError(f"x-mcp-header {name!r} is not a non-empty HTTP token")
     if prop.get("type") not in _HEADER_TYPES:
         raise InvalidToolHeadersError(f"x-mcp-header {name!r} on type {prop.get('type')!r}")

@@ -7,25 +7,21 @@ The server checks that both agree and answers 400 / -32020 (HeaderMismatch) othe
 
 Rules enforced when a tool is built: the name is an RFC 9110 token, unique ignoring case within
 the tool, on a string, integer or boolean property reached through ``properties`` alone.
-Values: strings as they are, or ``=?base64?<standard base64 of UTF-8>?=`` (invalid base64 is
-refused, a value without the full wrapper is literal); integers compared numerically; booleans
-``true``/``false``. Surrounding whitespace of a header value is not part of it (RFC 9110 OWS).
+Values are read with :func:`fastapi_mrtr.wire.headers.decode_header_value` (the ``=?base64?``
+wrapper undone, invalid Base64 refused, surrounding whitespace dropped), then compared: strings
+as they are, integers numerically, booleans as ``true``/``false``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi_mrtr.engine.flow import ServerError
-from fastapi_mrtr.wire.protocol import HEADER_MISMATCH, JSONObject
+from fastapi_mrtr.wire.errors import HEADER_MISMATCH, ServerError
+from fastapi_mrtr.wire.headers import X_MCP_HEADER, decode_header_value, is_token
+from fastapi_mrtr.wire.protocol import JSONObject
 
-HEADER_KEYWORD = "x-mcp-header"
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _SCALARS = ("string", "integer", "boolean")
 _MISSING = object()
 
@@ -50,7 +46,7 @@ def param_headers(tool: str, schema: JSONObject) -> tuple[ParamHeader, ...]:
     def visit(node: Any, path: tuple[str, ...]) -> None:
         if not isinstance(node, dict):
             return
-        if HEADER_KEYWORD in node and path:
+        if X_MCP_HEADER in node and path:
             found.append(_binding(tool, node, path))
         properties = node.get("properties")
         if isinstance(properties, dict):
@@ -71,9 +67,9 @@ def param_headers(tool: str, schema: JSONObject) -> tuple[ParamHeader, ...]:
 
 
 def _binding(tool: str, node: JSONObject, path: tuple[str, ...]) -> ParamHeader:
-    name = node[HEADER_KEYWORD]
+    name = node[X_MCP_HEADER]
     where = f"tool {tool!r} argument {'.'.join(path)!r}"
-    if not isinstance(name, str) or not _TOKEN.match(name):
+    if not is_token(name):
         raise ValueError(f"{where}: x-mcp-header must be a non-empty HTTP token (ASCII, no spaces), got {name!r}")
     kind = node.get("type")
     if kind not in _SCALARS:
@@ -92,22 +88,11 @@ def check_param_headers(bindings: tuple[ParamHeader, ...], arguments: JSONObject
             continue
         if raw is None:
             raise _mismatch(binding, "the header is missing")
-        decoded = decode_param_value(raw)
+        decoded = decode_header_value(raw)
         if decoded is None:
             raise _mismatch(binding, "the header is not valid =?base64?...?= encoding")
         if not _same(binding.type, decoded, value):
             raise _mismatch(binding, "the header value differs from the argument")
-
-
-def decode_param_value(raw: str) -> str | None:
-    """The header's value, Base64 wrapper undone; None when the wrapper holds invalid Base64."""
-    value = raw.strip(" \t")
-    if len(value) >= 11 and value[:9].lower() == "=?base64?" and value.endswith("?="):
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, ValueError):
-            return None
-    return value
 
 
 def _lookup(arguments: Any, path: tuple[str, ...]) -> Any:

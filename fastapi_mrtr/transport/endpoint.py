@@ -21,7 +21,6 @@ from fastapi_mrtr.engine.call import Notify
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.transport.http import (
     SSE_HEADERS,
-    decode_header_value,
     header_map,
     host_allowed,
     in_process_test_client,
@@ -40,6 +39,7 @@ from fastapi_mrtr.wire.errors import (
     RequestRejectedError,
     ServerError,
 )
+from fastapi_mrtr.wire.headers import decode_header_value
 from fastapi_mrtr.wire.json_codec import decode, encode
 from fastapi_mrtr.wire.protocol import (
     HEADER_MISMATCH,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 from typing import Any
 
@@ -93,16 +91,6 @@ def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
         return True
     scheme, sep, rest = origin.partition("://")
     return bool(sep) and scheme in ("http", "https") and _hostname(rest.split("/", 1)[0]) in LOCAL_HOSTS
-
-
-def decode_header_value(value: str) -> str:
-    """Undo the ``=?base64?...?=`` form the spec uses for non-ASCII header values."""
-    if value.startswith("=?base64?") and value.endswith("?="):
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return value
-    return value.strip()
 
 
 async def send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:

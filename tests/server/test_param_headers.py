@@ -10,7 +10,7 @@ from fastapi import Body, FastAPI, Query
 from mcp_helpers import connect, make_server, rpc_error
 from pydantic import BaseModel
 
-from fastapi_mrtr.integration.param_headers import decode_param_value, param_headers
+from fastapi_mrtr.integration.param_headers import param_headers
 
 pytestmark = pytest.mark.anyio
 
@@ -89,15 +89,6 @@ async def test_mismatches_are_rejected(arguments: dict[str, Any], headers: dict[
     response = await _call(_app(), arguments, headers, request_id=9)
     error = rpc_error(response, 400, HEADER_MISMATCH, 9)
     assert error["data"]["header"].startswith("Mcp-Param-")
-
-
-def test_decode_param_value() -> None:
-    assert decode_param_value(" plain ") == "plain"
-    assert decode_param_value(_b64(" spaced ")) == " spaced "
-    assert decode_param_value("=?BASE64?aGk=?=") == "hi"
-    assert decode_param_value("=?base64?/w==?=") is None  # not UTF-8
-    assert decode_param_value("=?base64??=") == ""  # an empty value, wrapped
-    assert decode_param_value("=?base64?=") == "=?base64?="  # prefix and suffix overlap: literal
 
 
 def test_invalid_annotations_are_refused() -> None:
