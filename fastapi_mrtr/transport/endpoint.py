@@ -328,7 +328,8 @@ class RpcEndpoint:
         try:
             result = await handler(rpc)
         except McpError as exc:
-            status = getattr(exc, "http_status", None) or STATUS_OF_CODE.get(exc.code, 400)
+            # A ServerError says its status; a bare McpError (e.g. a resource's) gets its code's.
+            status = exc.http_status if isinstance(exc, ServerError) else STATUS_OF_CODE.get(exc.code, 400)
             return status, {"jsonrpc": "2.0", "id": rpc.id, "error": exc.to_error()}
         except Exception:
             logger.exception("unexpected error while handling %s", rpc.method)
