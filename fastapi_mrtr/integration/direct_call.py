@@ -30,14 +30,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
 from fastapi import params
-from fastapi import routing as fastapi_routing
-from fastapi.datastructures import DefaultPlaceholder
-from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute, serialize_response
-from fastapi.utils import is_body_allowed_for_status_code
+from fastapi.routing import APIRoute
 from pydantic import BaseModel
-from starlette._utils import is_async_callable
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import StringConvertor
 from starlette.datastructures import QueryParams
@@ -48,6 +43,7 @@ from starlette.types import Message, Scope
 
 from fastapi_mrtr.engine.call import CallRecord, catch_suspension
 from fastapi_mrtr.engine.context import ToolContext
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.invoke import (
     CapturedResponse,
@@ -61,9 +57,6 @@ from fastapi_mrtr.integration.tools import CallPlan
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
 
-_SERIALIZE_OPTIONS = inspect.signature(serialize_response).parameters
-# Newer FastAPI serialises a declared response model straight to JSON bytes (``dump_json``).
-_DUMPS_JSON = "dump_json" in _SERIALIZE_OPTIONS
 _REQUEST_NAMES = (
     "request_param_name",
     "websocket_param_name",
@@ -72,22 +65,6 @@ _REQUEST_NAMES = (
     "background_tasks_param_name",
     "security_scopes_param_name",
 )
-
-
-def _no_telemetry() -> object | None:
-    return None
-
-
-def _telemetry_reader() -> Callable[[], object | None]:
-    """How to read FastAPI's recorder of the current request (set while a tracer records it)."""
-    try:
-        from fastapi.telemetry._api import _get_request_telemetry
-    except ImportError:  # a FastAPI without telemetry
-        return _no_telemetry
-    return _get_request_telemetry
-
-
-_request_telemetry = _telemetry_reader()
 
 
 @dataclass(frozen=True)
@@ -106,22 +83,19 @@ class DirectCall:
     @classmethod
     def for_route(cls, route: Any, plan: CallPlan) -> DirectCall | None:
         """The direct call for ``route``, or None when only the route itself can run it faithfully."""
-        original = getattr(route, "original_route", route)
+        original = compat.declared_route(route)
         if type(original) is not APIRoute:  # a custom route class may change how requests are handled
             return None
         dependant = route.dependant
-        embed = getattr(route, "_embed_body_fields", None)
+        embed = compat.embeds_body_fields(route)
         plain = (
             dependant is not None
-            and isinstance(embed, bool)
+            and embed is not None
             and not (dependant.header_params or dependant.cookie_params)
             and all(getattr(dependant, name, None) is None for name in _REQUEST_NAMES)
             and inspect.iscoroutinefunction(dependant.call)  # sync ones run in a worker thread
-            and not getattr(route, "is_sse_stream", False)
-            and not getattr(route, "is_json_stream", False)
-            and getattr(route, "max_body_size", None) is None
-            and getattr(route, "stream_item_field", None) is None
-            and _default_json(route.response_class)
+            and not compat.needs_its_own_request(route)
+            and compat.is_default_response_class(route, JSONResponse)
             and all(type(c) is StringConvertor for c in route.param_convertors.values())
             and not any(_is_model(f) for f in dependant.query_params)
             and not any(isinstance(f.field_info, params.Form) for f in dependant.body_params)
@@ -133,9 +107,7 @@ class DirectCall:
             if sub.call is not get_context or sub.name is None:
                 return None
             contexts.append(sub.name)
-        options: dict[str, Any] = {"dump_json": True} if _DUMPS_JSON and route.response_field is not None else {}
-        if "endpoint_ctx" in _SERIALIZE_OPTIONS:  # where the function is, for a response validation error
-            options["endpoint_ctx"] = _endpoint_context(dependant.call, f"{plan.method} {dependant.path}")
+        options = compat.serialize_options(route, dependant.call, f"{plan.method} {dependant.path}")
         scalar_path = tuple(dependant.path_params) if all(map(_is_scalar, dependant.path_params)) else ()
         scalar_query = tuple(dependant.query_params) if all(map(_is_scalar, dependant.query_params)) else ()
         return cls(route, plan, tuple(contexts), bool(embed), options, scalar_path, scalar_query)
@@ -152,7 +124,7 @@ class DirectCall:
         ``scope_for`` builds the request the route would have seen (scope and body). It is only
         called when something needs it: ``ctx.request``, an exception handler, a ``Response``.
         """
-        if self._overridden() or _request_telemetry() is not None:
+        if self._overridden() or compat.request_telemetry_active():
             return None
         values = await self._validated(arguments)
         if values is None:
@@ -187,7 +159,7 @@ class DirectCall:
                 return None  # not one segment of this route: refused with the 422, as on every path
             found = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
             if found is None:
-                found, errors = request_params_to_args(dependant.path_params, path)
+                found, errors = compat.validate_params(dependant.path_params, path)
                 if errors:
                     return None
             values.update(found)
@@ -197,13 +169,13 @@ class DirectCall:
                 if argument_errors(self.plan, arguments):
                     return None  # a value no query string carries: the route answers its 422
                 query = QueryParams(query_pairs(self.plan, arguments))
-                found, errors = request_params_to_args(dependant.query_params, query)
+                found, errors = compat.validate_params(dependant.query_params, query)
                 if errors:
                     return None
             values.update(found)
         if dependant.body_params:
             body = _detached(body_value(self.plan, arguments))
-            found, errors = await request_body_to_args(dependant.body_params, body, self.embed_body_fields)
+            found, errors = await compat.validate_body(dependant.body_params, body, self.embed_body_fields)
             if errors:
                 return None
             values.update(found)
@@ -213,23 +185,13 @@ class DirectCall:
         route = self.route
         if isinstance(returned, Response):
             return await _sent(returned, request)
-        content = await serialize_response(
-            field=route.response_field,
-            response_content=returned,
-            include=route.response_model_include,
-            exclude=route.response_model_exclude,
-            by_alias=route.response_model_by_alias,
-            exclude_unset=route.response_model_exclude_unset,
-            exclude_defaults=route.response_model_exclude_defaults,
-            exclude_none=route.response_model_exclude_none,
-            **self.serialize_options,
-        )
+        content = await compat.serialize_returned(route, returned, self.serialize_options)
         if self.serialize_options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
             status, body = route.status_code or 200, content
         else:
             response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
             status, body = response.status_code, response.body
-        if not is_body_allowed_for_status_code(status):
+        if not compat.body_allowed(status):
             body = b""
         return CapturedResponse(status, [(b"content-type", b"application/json")], bytearray(body))
 
@@ -269,7 +231,7 @@ async def _handled(exc: Exception, handlers: ExceptionHandlers, request: _LazyRe
         handler = next((by_class[cls] for cls in type(exc).__mro__ if cls in by_class), None)
     if handler is None:
         raise exc
-    if is_async_callable(handler):
+    if compat.is_async_handler(handler):
         response = await handler(request.get(), exc)
     else:
         response = await run_in_threadpool(handler, request.get(), exc)
@@ -311,22 +273,12 @@ def _scalar_values(fields: tuple[Any, ...], arguments: Mapping[str, Any], as_tex
         value = arguments.get(field.alias)
         if value is None or isinstance(value, (list, dict)):
             return None
-        validated, errors = field.validate(as_text(value), values, loc=(field.field_info.in_.value, field.alias))
+        loc = (field.field_info.in_.value, field.alias)
+        validated, errors = compat.validate_field(field, as_text(value), values, loc)
         if errors:
             return None
         values[field.name] = validated
     return values
-
-
-def _endpoint_context(call: Any, path: str) -> dict[str, Any]:
-    extract = getattr(fastapi_routing, "_extract_endpoint_context", None)
-    context: dict[str, Any] = dict(extract(call)) if extract is not None else {}
-    context["path"] = path
-    return context
-
-
-def _default_json(response_class: Any) -> bool:
-    return isinstance(response_class, DefaultPlaceholder) and response_class.value is JSONResponse
 
 
 def _is_model(field: Any) -> bool:

@@ -23,6 +23,7 @@ from fastapi.encoders import jsonable_encoder
 from starlette.types import ASGIApp, Message, Scope
 
 from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.route_entry import TICKET_KEY, ToolRouteRefused, ToolRouteTicket
 from fastapi_mrtr.integration.tools import ArgumentKind, CallPlan
 
@@ -96,7 +97,7 @@ def _kind_errors(kind: ArgumentKind, value: list[Any] | dict[str, Any]) -> list[
     """What the parameter's own field says of ``value`` (its list's single values as URL text)."""
     if isinstance(value, list) and kind.many:
         value = [item if isinstance(item, (list, dict)) else query_text(item) for item in value]
-    _, errors = kind.model_field.validate(value, {}, loc=(kind.loc, kind.name))
+    _, errors = compat.validate_field(kind.model_field, value, {}, (kind.loc, kind.name))
     if errors:
         return list(jsonable_encoder(errors))  # as FastAPI's 422 answer shows them
     # The field takes any value (``Any``), yet the URL can only carry a single one of them.

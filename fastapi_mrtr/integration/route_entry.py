@@ -24,22 +24,17 @@ path value nor a middleware rewriting the request can make it run another route.
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import routing as fastapi_routing
-from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.responses import JSONResponse
 from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fastapi_mrtr.engine.call import SCOPE_KEY
+from fastapi_mrtr.integration import fastapi_compat as compat
 
-# The scope keys the skipped layers set, as Starlette and FastAPI read them back.
-_EXCEPTION_HANDLERS = "starlette.exception_handlers"
-_FILE_STACK = "fastapi_middleware_astack"
 TICKET_KEY = "fastapi_mrtr.tool_route"  # the ToolRouteTicket of an in-process tool call
 _MAX_LAYERS = 64  # how deep the router's own middleware is searched for its routing
 
@@ -74,7 +69,7 @@ def _matched(route: Any, scope: Scope, router: Router) -> bool:
     if match is not Match.FULL:
         return False
     scope.update(child_scope)
-    scope["route"] = getattr(route, "original_route", route)
+    scope["route"] = compat.declared_route(route)
     scope.setdefault("router", router)
     return True
 
@@ -91,21 +86,16 @@ class RouteEntry:
         """The entry for the app stack starting at ``layer``, if it has the known shape."""
         if type(layer) is not ExceptionMiddleware:
             return None
-        file_stack = layer.app
-        if type(file_stack) is not AsyncExitStackMiddleware or file_stack.context_name != _FILE_STACK:
-            return None
-        router = file_stack.app
-        if not isinstance(router, Router) or getattr(router, "form_limits", None):
+        router = compat.router_below_exceptions(layer)
+        if not isinstance(router, Router) or compat.has_form_limits(router):
             return None
         stack = getattr(router, "middleware_stack", router.app)
         if isinstance(stack, ToolRouteGuard):
             stack = stack.routing
         if stack != router.app:  # the router has middleware
             return None
-        handlers = getattr(layer, "_exception_handlers", None), getattr(layer, "_status_handlers", None)
-        if not isinstance(handlers[0], dict) or not isinstance(handlers[1], dict):
-            return None
-        return cls((handlers[0], handlers[1]), router)
+        handlers = compat.exception_handlers_of(layer)
+        return cls(handlers, router) if handlers is not None else None
 
     @property
     def exception_handlers(self) -> tuple[Any, Any]:
@@ -116,7 +106,7 @@ class RouteEntry:
         """Set in ``scope`` what the skipped layers would have; False if ``route`` does not match it."""
         if not _matched(route, scope, self._router):
             return False
-        scope[_EXCEPTION_HANDLERS] = self._exception_handlers
+        compat.put_exception_handlers(scope, self._exception_handlers)
         return True
 
     async def call(self, route: Any, scope: Scope, receive: Receive, send: Send) -> None:
@@ -128,8 +118,7 @@ class RouteEntry:
         """
         if not self.prepare(route, scope):
             raise ToolRouteRefused(ToolRouteTicket(route).refuse(scope))
-        async with AsyncExitStack() as file_stack:
-            scope[_FILE_STACK] = file_stack
+        async with compat.file_stack(scope):
             await route.app(scope, receive, send)
 
 
@@ -181,8 +170,5 @@ class ToolRouteGuard:
             ticket.refuse(scope, " after the app's middleware (which may have rewritten it)")
             await JSONResponse({"detail": "Not Found"}, status_code=404)(scope, receive, send)
             return
-        limits = getattr(self.router, "form_limits", None)
-        apply_form_limits = getattr(fastapi_routing, "_apply_router_form_limits", None)
-        if limits and apply_form_limits is not None:  # as FastAPI's router does before choosing a route
-            apply_form_limits(scope, limits)
+        compat.apply_form_limits(self.router, scope)  # as FastAPI's router does before choosing a route
         await ticket.route.app(scope, receive, send)

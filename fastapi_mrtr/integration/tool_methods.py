@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from typing import cast
+from collections.abc import Callable
 
-import fastapi.routing
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
@@ -15,6 +13,7 @@ from fastapi_mrtr.engine.context import ReplayDivergedError
 from fastapi_mrtr.engine.flow import FlowSealer, ServerError
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.integration.param_headers import check_param_headers
@@ -75,31 +74,10 @@ class ToolRegistry:
         self._dirty = False
 
     def _route_of(self, endpoint: Callable[..., object]) -> APIRoute | None:
-        for route in _api_routes(self._app):
+        for route in compat.api_routes(self._app):
             if route.endpoint is endpoint:
                 return route
         return None
-
-
-def _api_routes(app: FastAPI) -> Iterator[APIRoute]:
-    """The app's API routes, those of included routers too, as the app serves them.
-
-    Newer FastAPI keeps an included router as one lazy entry of ``app.router.routes`` and serves
-    its routes through per-include contexts (prefix, dependencies); ``iter_route_contexts``
-    flattens them. Older FastAPI copied included routes into ``app.router.routes``.
-    """
-    iter_route_contexts = getattr(fastapi.routing, "iter_route_contexts", None)
-    if iter_route_contexts is None:
-        yield from (route for route in app.router.routes if isinstance(route, APIRoute))
-        return
-    own = {id(route) for route in app.router.routes}
-    for context in iter_route_contexts(app.router.routes):
-        if not isinstance(context.original_route, APIRoute):
-            continue
-        if id(context.original_route) in own:  # a route of the app itself
-            yield context.original_route
-        else:  # an included route, with the include's prefix and dependencies applied
-            yield cast(APIRoute, context)
 
 
 class ToolMethods:

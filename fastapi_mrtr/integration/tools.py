@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from fastapi import params as fastapi_params
-from fastapi._compat import field_annotation_is_sequence
-from fastapi.datastructures import DefaultPlaceholder
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Json, TypeAdapter
 from pydantic.fields import FieldInfo
 
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.param_headers import ParamHeader, param_headers
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, ToolAnnotations, dump
 
@@ -195,14 +194,12 @@ def _collect_params(route: APIRoute) -> tuple[list[Any], list[Any], list[Any]]:
 
 def _expand_param_models(fields: list[Any]) -> list[Any]:
     """``Annotated[Model, Query()]`` spreads the model's fields as individual query parameters."""
-    from fastapi._compat import ModelField  # FastAPI's own wrapper, to stay alike
-
     out: list[Any] = []
     for f in fields:
         annotation = f.field_info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             for name, info in annotation.model_fields.items():
-                out.append(ModelField(field_info=info, name=name))
+                out.append(compat.model_field(info, name))  # FastAPI's own wrapper, to stay alike
         else:
             out.append(f)
     return out
@@ -259,7 +256,7 @@ def _call_plan(tool: str, route: APIRoute, method: str) -> tuple[CallPlan, list[
 
 def _kind(f: Any, loc: Literal["query", "body"]) -> ArgumentKind:
     """A query or form field's kind: a list one when FastAPI reads all its values (``getlist``)."""
-    return ArgumentKind(f.alias, loc, field_annotation_is_sequence(f.field_info.annotation), f)
+    return ArgumentKind(f.alias, loc, compat.is_sequence_annotation(f.field_info.annotation), f)
 
 
 def _is_json(f: Any) -> bool:
@@ -269,9 +266,7 @@ def _is_json(f: Any) -> bool:
 
 def _model_fields(model: type[BaseModel]) -> list[Any]:
     """A form model's fields as FastAPI's field wrappers (which validate as the route does)."""
-    from fastapi._compat import ModelField
-
-    return [ModelField(field_info=info, name=name) for name, info in model.model_fields.items()]
+    return [compat.model_field(info, name) for name, info in model.model_fields.items()]
 
 
 def _refuse_collisions(tool: str, names: list[str]) -> None:
@@ -383,8 +378,7 @@ def _wrapped(schema: JSONObject) -> JSONObject:
 
 
 def _response_class(route: APIRoute) -> type[Response]:
-    declared = route.response_class
-    value = declared.value if isinstance(declared, DefaultPlaceholder) else declared
+    value = compat.response_class_of(route)
     return value if isinstance(value, type) else JSONResponse
 
 

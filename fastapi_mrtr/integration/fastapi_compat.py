@@ -1,0 +1,268 @@
+"""Every private FastAPI and Starlette API the plugin relies on, behind small named functions.
+
+Supported range: FastAPI 0.115 up to 0.165 (pyproject bounds it; CI runs the suite on both
+ends, see ``scripts/test-lowest.sh``), with whatever Starlette each of them accepts. Nothing
+here is public API of FastAPI or Starlette, so a new FastAPI may move any of it: this module is
+the one place to look, and each function names the versions each of its branches serves.
+
+What it stands for, and why the plugin needs it:
+
+- **Validation as the route validates** (``fastapi.dependencies.utils``, ``fastapi._compat``):
+  a direct call (``direct_call``) and the tool's schemas (``tools``) validate with FastAPI's own
+  field wrappers and functions, so a value passes exactly when the route would pass it. The same
+  in every supported version.
+- **Serialisation as the route serialises** (``fastapi.routing.serialize_response``): newer
+  versions dump a response model straight to JSON bytes (``dump_json``: 0.130 has it, 0.125
+  not) and take where the path function is (``endpoint_ctx``: 0.125 has it, 0.120 not) for
+  their validation error; older versions take neither, and get neither.
+- **The app's stack below the plugin** (``starlette.middleware.exceptions`` private
+  attributes, the scope keys Starlette and FastAPI read back): ``route_entry`` skips the layers
+  between the plugin and a route when they are FastAPI's own, and sets in the scope what they
+  would have set. FastAPI 0.118 and later put an exit-stack middleware between Starlette's
+  exception middleware and the router; 0.115 to 0.117 have the router right there (the route
+  opens its own stack for uploaded files).
+- **Included routers** (``fastapi.routing.iter_route_contexts``: 0.140 has it, 0.130 not):
+  newer FastAPI serves an included router's routes through per-include contexts; older FastAPI copied
+  them into ``app.router.routes``.
+- **Route features a direct call cannot reproduce**, newer FastAPI only (streamed responses,
+  body-size limits, router form limits) and **telemetry** (``fastapi.telemetry``: 0.150 has it,
+  0.140 not): their presence makes the plugin take the route itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi import routing as fastapi_routing
+from fastapi._compat import ModelField, field_annotation_is_sequence
+from fastapi.datastructures import DefaultPlaceholder
+from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
+from fastapi.routing import APIRoute, serialize_response
+from fastapi.utils import is_body_allowed_for_status_code
+from pydantic.fields import FieldInfo
+from starlette._utils import is_async_callable
+from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.types import ASGIApp, Scope
+
+try:  # FastAPI 0.118 and later: the exit stack for uploaded files is a middleware of its own
+    from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware as _FileStackMiddleware
+except ImportError:  # FastAPI 0.115 to 0.117: the route opens it itself
+    _FileStackMiddleware = None  # type: ignore[assignment,misc]
+
+# The scope keys the skipped layers set, as Starlette and FastAPI read them back.
+_EXCEPTION_HANDLERS_KEY = "starlette.exception_handlers"  # Starlette's exception middleware
+_FILE_STACK_KEY = "fastapi_middleware_astack"  # FastAPI's exit-stack middleware (0.118 and later)
+
+_SERIALIZE_OPTIONS = inspect.signature(serialize_response).parameters
+
+
+# --- fields and validation (every supported version) -------------------------------------------
+
+
+def model_field(info: FieldInfo, name: str) -> Any:
+    """FastAPI's own wrapper of a pydantic field, which validates as a route's parameter does."""
+    return ModelField(field_info=info, name=name)
+
+
+def is_sequence_annotation(annotation: Any) -> bool:
+    """Whether FastAPI reads all the values of a query or form field of this type (``getlist``)."""
+    return bool(field_annotation_is_sequence(annotation))
+
+
+def validate_field(field: Any, value: Any, values: dict[str, Any], loc: tuple[str, ...]) -> tuple[Any, Any]:
+    """``(value, errors)`` of one of FastAPI's fields: errors is empty or None when it is valid."""
+    return field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
+
+
+def validate_params(fields: Sequence[Any], received: Mapping[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Path or query values as the route validates them: ``(values, errors)``."""
+    return request_params_to_args(fields, received)
+
+
+async def validate_body(fields: Sequence[Any], body: Any, embed: bool) -> tuple[dict[str, Any], list[Any]]:
+    """A decoded JSON body as the route validates it: ``(values, errors)``."""
+    return await request_body_to_args(list(fields), body, embed)
+
+
+def embeds_body_fields(route: Any) -> bool | None:
+    """Whether the route reads its body fields under their names (None: this route cannot say)."""
+    embed = getattr(route, "_embed_body_fields", None)
+    return embed if isinstance(embed, bool) else None
+
+
+# --- responses ---------------------------------------------------------------------------------
+
+
+def response_class_of(route: APIRoute) -> Any:
+    """The response class the route answers with, declared or FastAPI's default."""
+    declared = route.response_class
+    return declared.value if isinstance(declared, DefaultPlaceholder) else declared
+
+
+def is_default_response_class(route: Any, default: type) -> bool:
+    """Whether the route answers with FastAPI's default response class, and that is ``default``."""
+    declared = route.response_class
+    return isinstance(declared, DefaultPlaceholder) and declared.value is default
+
+
+def serialize_options(route: Any, call: Callable[..., Any], where: str) -> dict[str, Any]:
+    """What this FastAPI's ``serialize_response`` takes beyond the response field and model options.
+
+    ``dump_json`` (0.130 has it, 0.125 not) serialises a declared response model straight to JSON bytes;
+    ``endpoint_ctx`` (0.125 has it, 0.120 not) says where the path function is, for a response validation
+    error. Older versions take neither.
+    """
+    options: dict[str, Any] = {}
+    if "dump_json" in _SERIALIZE_OPTIONS and route.response_field is not None:
+        options["dump_json"] = True
+    if "endpoint_ctx" in _SERIALIZE_OPTIONS:
+        extract = getattr(fastapi_routing, "_extract_endpoint_context", None)
+        context: dict[str, Any] = dict(extract(call)) if extract is not None else {}
+        context["path"] = where
+        options["endpoint_ctx"] = context
+    return options
+
+
+async def serialize_returned(route: Any, returned: Any, options: Mapping[str, Any]) -> Any:
+    """What the route makes of its path function's return value: JSON-able data, or JSON bytes."""
+    return await serialize_response(
+        field=route.response_field,
+        response_content=returned,
+        include=route.response_model_include,
+        exclude=route.response_model_exclude,
+        by_alias=route.response_model_by_alias,
+        exclude_unset=route.response_model_exclude_unset,
+        exclude_defaults=route.response_model_exclude_defaults,
+        exclude_none=route.response_model_exclude_none,
+        **options,
+    )
+
+
+def body_allowed(status: int) -> bool:
+    """Whether a response of this status carries a body (not 1xx, 204, 304)."""
+    return bool(is_body_allowed_for_status_code(status))
+
+
+def is_async_handler(handler: Any) -> bool:
+    """Whether Starlette awaits ``handler`` (else it runs it in a worker thread)."""
+    return bool(is_async_callable(handler))
+
+
+# --- routes ------------------------------------------------------------------------------------
+
+
+def api_routes(app: FastAPI) -> Iterator[APIRoute]:
+    """The app's API routes, those of included routers too, as the app serves them.
+
+    Newer FastAPI (0.140 has it, 0.130 not) keeps an included router as one lazy entry of ``app.router.routes``
+    and serve its routes through per-include contexts (prefix, dependencies), which
+    ``iter_route_contexts`` flattens; an included route is yielded as its context, which answers
+    like an ``APIRoute``. Older FastAPI copied included routes into ``app.router.routes``.
+    """
+    iter_route_contexts = getattr(fastapi_routing, "iter_route_contexts", None)
+    if iter_route_contexts is None:
+        yield from (route for route in app.router.routes if isinstance(route, APIRoute))
+        return
+    own = {id(route) for route in app.router.routes}
+    for context in iter_route_contexts(app.router.routes):
+        if not isinstance(context.original_route, APIRoute):
+            continue
+        if id(context.original_route) in own:  # a route of the app itself
+            yield context.original_route
+        else:  # an included route, with the include's prefix and dependencies applied
+            yield context
+
+
+def declared_route(route: Any) -> Any:
+    """The route as it was declared: an included route's own ``APIRoute`` (newer FastAPI)."""
+    return getattr(route, "original_route", route)
+
+
+def needs_its_own_request(route: Any) -> bool:
+    """Whether the route does request work beyond parameters, body and JSON (newer FastAPI only).
+
+    Streamed responses (server-sent events, JSON lines, their item field) and a body-size limit
+    are route features of recent FastAPI; older routes have none of them.
+    """
+    return bool(
+        getattr(route, "is_sse_stream", False)
+        or getattr(route, "is_json_stream", False)
+        or getattr(route, "max_body_size", None) is not None
+        or getattr(route, "stream_item_field", None) is not None
+    )
+
+
+def has_form_limits(router: Any) -> bool:
+    """Whether the router limits the forms its routes read (newer FastAPI only)."""
+    return bool(getattr(router, "form_limits", None))
+
+
+def apply_form_limits(router: Any, scope: Scope) -> None:
+    """Put the router's form limits in ``scope``, as FastAPI's router does before choosing a route."""
+    limits = getattr(router, "form_limits", None)
+    apply = getattr(fastapi_routing, "_apply_router_form_limits", None)
+    if limits and apply is not None:
+        apply(scope, limits)
+
+
+def request_telemetry_active() -> bool:
+    """Whether FastAPI records the current request for a tracer (0.150 has telemetry, 0.140 not)."""
+    return _request_telemetry() is not None
+
+
+def _no_telemetry() -> object | None:
+    return None
+
+
+def _telemetry_reader() -> Callable[[], object | None]:
+    try:
+        from fastapi.telemetry._api import _get_request_telemetry
+    except ImportError:  # an older FastAPI: no telemetry
+        return _no_telemetry
+    return _get_request_telemetry
+
+
+_request_telemetry = _telemetry_reader()
+
+
+# --- the app's stack below the plugin ----------------------------------------------------------
+
+
+def exception_handlers_of(layer: ExceptionMiddleware) -> tuple[dict[Any, Any], dict[Any, Any]] | None:
+    """The exception handlers Starlette's exception middleware holds: (by class, by HTTP status)."""
+    by_class = getattr(layer, "_exception_handlers", None)
+    by_status = getattr(layer, "_status_handlers", None)
+    if not isinstance(by_class, dict) or not isinstance(by_status, dict):
+        return None
+    return by_class, by_status
+
+
+def router_below_exceptions(layer: ExceptionMiddleware) -> ASGIApp | None:
+    """What FastAPI puts below Starlette's exception middleware, past its own file stack.
+
+    FastAPI 0.118 and later: its exit-stack middleware, then the router (None when something else
+    sits there). FastAPI 0.115 to 0.117: the router itself.
+    """
+    below = layer.app
+    if _FileStackMiddleware is None:
+        return below
+    if type(below) is not _FileStackMiddleware or below.context_name != _FILE_STACK_KEY:
+        return None
+    return below.app
+
+
+def put_exception_handlers(scope: Scope, handlers: tuple[Any, Any]) -> None:
+    """Set in ``scope`` the handlers Starlette's exception middleware would have put there."""
+    scope[_EXCEPTION_HANDLERS_KEY] = handlers
+
+
+@asynccontextmanager
+async def file_stack(scope: Scope) -> AsyncIterator[None]:
+    """Do what FastAPI's exit-stack middleware does around a request (a no-op key before 0.118)."""
+    async with AsyncExitStack() as stack:
+        scope[_FILE_STACK_KEY] = stack
+        yield
