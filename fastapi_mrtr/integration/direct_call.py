@@ -44,6 +44,7 @@ from starlette.types import Message, Scope
 from fastapi_mrtr.engine.call import CallRecord, catch_suspension
 from fastapi_mrtr.engine.context import ToolContext
 from fastapi_mrtr.integration import fastapi_compat as compat
+from fastapi_mrtr.integration.call_plan import CallPlan
 from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.invoke import (
     CapturedResponse,
@@ -53,7 +54,6 @@ from fastapi_mrtr.integration.invoke import (
     query_pairs,
     query_text,
 )
-from fastapi_mrtr.integration.tools import CallPlan
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
 

@@ -24,8 +24,8 @@ from starlette.types import ASGIApp, Message, Scope
 
 from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
 from fastapi_mrtr.integration import fastapi_compat as compat
+from fastapi_mrtr.integration.call_plan import ArgumentKind, CallPlan
 from fastapi_mrtr.integration.route_entry import TICKET_KEY, ToolRouteRefused, ToolRouteTicket
-from fastapi_mrtr.integration.tools import ArgumentKind, CallPlan
 
 _SEGMENT = "[^/]+"  # Starlette's pattern of a plain ``{name}``: one segment
 
