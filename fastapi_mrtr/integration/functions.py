@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from fastapi_mrtr.engine.call import CallRecord, find_exception, find_signal
+from fastapi_mrtr.engine.call import CallRecord, catch_suspension, find_exception
 from fastapi_mrtr.engine.context import ReplayDivergedError, ToolContext
 from fastapi_mrtr.engine.flow import ServerError
 from fastapi_mrtr.transport.endpoint import RpcRequest
@@ -128,20 +128,20 @@ async def call_function(
     call_kwargs = dict(kwargs)
     if signature.context_param is not None:
         call_kwargs[signature.context_param] = ToolContext(record, Request(rpc.scope))
-    try:
-        if signature.is_async:
-            value = await signature.fn(**call_kwargs)
-        else:
-            value = await run_in_threadpool(signature.fn, **call_kwargs)
-            if inspect.isawaitable(value):
-                value = await value
-    except BaseException as exc:
-        if find_signal(exc) is not None:
-            return SUSPENDED
-        diverged = find_exception(exc, ReplayDivergedError)
-        if diverged is not None:
-            raise ServerError(INTERNAL_ERROR, f"{what}: {diverged}", http_status=500) from None
-        raise
+    value: Any = SUSPENDED
+    with catch_suspension():
+        try:
+            if signature.is_async:
+                value = await signature.fn(**call_kwargs)
+            else:
+                value = await run_in_threadpool(signature.fn, **call_kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+        except Exception as exc:
+            diverged = find_exception(exc, ReplayDivergedError)
+            if diverged is not None:
+                raise ServerError(INTERNAL_ERROR, f"{what}: {diverged}", http_status=500) from None
+            raise
     if record.wants_input or record.missing_capability is not None:
         return SUSPENDED
     return value
