@@ -36,8 +36,7 @@ The one exception is a connection that drops in the middle of an SSE stream
 
 The names before this vocabulary (``InputRequiredRoundsExceeded``, ``InputRequiredTimeout``,
 ``InvalidServerResponse``, ``InvalidStructuredContent``, ``HttpStatusError``,
-``InvalidToolHeaders``) are kept as aliases of the same classes, so old ``except`` clauses still
-catch.
+``InvalidToolHeaders``) are gone: the package has not been released under them.
 """
 
 from __future__ import annotations
@@ -149,12 +148,3 @@ class StreamClosedError(MrtrClientError):
 
 class InvalidToolHeadersError(MrtrClientError, ValueError):
     """A tool's ``x-mcp-header`` annotations break SEP-2243, so the tool must not be called."""
-
-
-# The names before the ``...Error`` vocabulary: the same classes, for code that catches them.
-InputRequiredRoundsExceeded = MaxRoundsExceededError
-InputRequiredTimeout = InputRequiredTimeoutError
-InvalidServerResponse = InvalidServerResponseError
-InvalidStructuredContent = InvalidStructuredContentError
-HttpStatusError = StatusCodeError
-InvalidToolHeaders = InvalidToolHeadersError

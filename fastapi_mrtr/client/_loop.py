@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 
 import anyio
 
-from fastapi_mrtr.client._errors import FlowTimeoutError, InputRequiredRoundsExceeded, RoundTimeoutError
+from fastapi_mrtr.client._errors import FlowTimeoutError, MaxRoundsExceededError, RoundTimeoutError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client.options import InputRequiredConfig
 from fastapi_mrtr.wire.mrtr import InputRequest, InputRequiredResult, InputResponses
@@ -69,7 +69,7 @@ class InputRequiredLoop(Generic[T]):
         answered: dict[str, tuple[InputRequest, JSONObject]] = {}  # the last round's questions and answers
         while isinstance(result, InputRequiredResult):
             if retries >= self._config.max_rounds:
-                raise InputRequiredRoundsExceeded(self._config.max_rounds, result)
+                raise MaxRoundsExceededError(self._config.max_rounds, result)
             retries += 1
             if result.input_requests:
                 rejected = _asked_again(answered, result.input_requests)

@@ -23,7 +23,7 @@ from jsonschema.validators import Draft202012Validator, validator_for  # type: i
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from fastapi_mrtr.client._errors import InvalidStructuredContent
+from fastapi_mrtr.client._errors import InvalidStructuredContentError
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, Tool, dump
 
 Problem = Literal["missing", "nonconforming", "invalid_schema"]
@@ -64,7 +64,7 @@ class OutputSchemas:
         entry = self._entries.get(name)
         return entry is None or self._clock() >= entry.fresh_until
 
-    def check(self, name: str, result: CallToolResult) -> InvalidStructuredContent | None:
+    def check(self, name: str, result: CallToolResult) -> InvalidStructuredContentError | None:
         """The error ``result`` deserves, or ``None`` when it conforms (or there is nothing to
         check: an unknown tool, a tool without ``outputSchema``, an ``isError`` result)."""
         entry = self._entries.get(name)
@@ -110,8 +110,8 @@ def _short(text: str) -> str:
 
 def _error(
     name: str, result: CallToolResult, schema: JSONObject, problem: Problem, detail: str, path: str | None = None
-) -> InvalidStructuredContent:
+) -> InvalidStructuredContentError:
     message = f"tool {name!r} {detail}"
-    return InvalidStructuredContent(
+    return InvalidStructuredContentError(
         message, tool=name, problem=problem, result=result, schema=schema, path=path, body=dump(result)
     )

@@ -19,7 +19,12 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from fastapi_mrtr.client._errors import InvalidServerResponse, InvalidToolHeaders, McpServerError, MrtrClientError
+from fastapi_mrtr.client._errors import (
+    InvalidServerResponseError,
+    InvalidToolHeadersError,
+    McpServerError,
+    MrtrClientError,
+)
 from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
 from fastapi_mrtr.client._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
 from fastapi_mrtr.client._loop import InputRequiredLoop
@@ -83,7 +88,7 @@ class MrtrClient:
 
     ``validate_structured_content`` (on by default) checks every complete, non-error
     ``tools/call`` result against the tool's ``outputSchema``, as the official clients do, and
-    raises :class:`~fastapi_mrtr.client.InvalidStructuredContent` when ``structuredContent`` is
+    raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` when ``structuredContent`` is
     missing or does not conform. The schema comes from ``tools/list``; a tool not listed yet is
     listed (every page) once, lazily, and a tool the server does not list is not checked.
     """
@@ -224,10 +229,10 @@ class MrtrClient:
         :class:`CallToolResult`; without it an :class:`InputRequiredResult` comes back as is and
         you retry with ``input_responses`` and ``request_state`` yourself.
 
-        Raises :class:`~fastapi_mrtr.client.InvalidStructuredContent` for a complete result that
+        Raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` for a complete result that
         breaks the tool's ``outputSchema`` (unless ``validate_structured_content=False``)."""
         if name in self._invalid_tools:
-            raise InvalidToolHeaders(f"tool {name!r} must not be called: {self._invalid_tools[name]}")
+            raise InvalidToolHeadersError(f"tool {name!r} must not be called: {self._invalid_tools[name]}")
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
         result = await self._flow(
             "tools/call", params, CallToolResult, input_responses, request_state, progress_callback, meta
@@ -409,7 +414,7 @@ class MrtrClient:
         self._unlisted.discard(tool.name)
         try:
             self._tool_headers[tool.name] = scan_param_headers(tool.input_schema)
-        except InvalidToolHeaders as exc:
+        except InvalidToolHeadersError as exc:
             logger.warning("excluding tool %r from tools/list: %s", tool.name, exc)
             self._tool_headers.pop(tool.name, None)
             self._output_schemas.forget(tool.name)
@@ -493,18 +498,18 @@ def parse_result(raw: JSONObject, model: type[R], method: str) -> R | InputRequi
     elif kind == "input_required" and method in INPUT_REQUIRED_METHODS:
         target = InputRequiredResult
     else:
-        raise InvalidServerResponse(f"resultType {kind!r} is not valid for {method}", raw)
+        raise InvalidServerResponseError(f"resultType {kind!r} is not valid for {method}", raw)
     # The model defaults `content` for building results; on the wire a complete tools/call
     # result must carry it (spec-notes 4.2), so its absence is a broken reply, not "no content".
     if method == "tools/call" and target is model and "content" not in raw:
-        raise InvalidServerResponse("tools/call result without content", raw)
+        raise InvalidServerResponseError("tools/call result without content", raw)
     try:
         parsed = target.model_validate(raw)
     except ValidationError as exc:
-        raise InvalidServerResponse(f"malformed {method} result: {exc}", raw) from exc
+        raise InvalidServerResponseError(f"malformed {method} result: {exc}", raw) from exc
     if isinstance(parsed, InputRequiredResult):
         if not parsed.input_requests and parsed.request_state is None:
-            raise InvalidServerResponse("input_required without inputRequests or requestState", raw)
+            raise InvalidServerResponseError("input_required without inputRequests or requestState", raw)
         return parsed
     assert isinstance(parsed, model)
     return parsed

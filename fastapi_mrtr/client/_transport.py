@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from fastapi_mrtr.client._errors import HttpStatusError, InvalidServerResponse, McpServerError, StreamClosedError
+from fastapi_mrtr.client._errors import InvalidServerResponseError, McpServerError, StatusCodeError, StreamClosedError
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
 logger = logging.getLogger("fastapi_mrtr.client")
@@ -41,7 +41,7 @@ def encode_message(message: JSONObject) -> bytes:
 
 
 def decode_json(data: str | bytes) -> Any:
-    """``json.loads`` for a reply; every way it fails becomes :class:`InvalidServerResponse`.
+    """``json.loads`` for a reply; every way it fails becomes :class:`InvalidServerResponseError`.
 
     Nesting deeper than the recursion limit raises ``RecursionError``, which is no ``ValueError``.
     """
@@ -49,7 +49,7 @@ def decode_json(data: str | bytes) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        raise InvalidServerResponse(f"reply is not JSON: {exc}", text) from exc
+        raise InvalidServerResponseError(f"reply is not JSON: {exc}", text) from exc
 
 
 def _media_type(response: httpx.Response) -> str:
@@ -121,19 +121,19 @@ class HttpRpc:
             error = _error_reply(body, request_id, response.status_code) if media == JSON_MEDIA else None
             if error is not None:
                 raise error
-            raise HttpStatusError(response.status_code, text)
+            raise StatusCodeError(response.status_code, text)
         if media != JSON_MEDIA or not body:
-            raise InvalidServerResponse(
+            raise InvalidServerResponseError(
                 f"expected a JSON-RPC response ({JSON_MEDIA} or {SSE_MEDIA}), got HTTP "
                 f"{response.status_code} {media or 'without content type'}",
                 text,
             )
         decoded = decode_json(body)
         if not isinstance(decoded, dict):
-            raise InvalidServerResponse("not a JSON-RPC message", decoded)
+            raise InvalidServerResponseError("not a JSON-RPC message", decoded)
         result = _interpret(decoded, request_id, response.status_code)
         if result is None:
-            raise InvalidServerResponse(f"no response to request {request_id!r}", decoded)
+            raise InvalidServerResponseError(f"no response to request {request_id!r}", decoded)
         return result
 
     async def _read_sse(
@@ -142,7 +142,7 @@ class HttpRpc:
         async for data in iter_sse_data(_stream_lines(response, request_id)):
             decoded = decode_json(data)
             if not isinstance(decoded, dict):
-                raise InvalidServerResponse("SSE event is not a JSON-RPC message", decoded)
+                raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
             if "method" in decoded:
                 await _route_incoming(decoded, on_notification)
                 continue
@@ -200,7 +200,7 @@ def _error_reply(body: bytes, request_id: RequestId, http_status: int) -> McpSer
     """The JSON-RPC error about our request in a non-2xx body, or ``None`` if it holds none."""
     try:
         message = decode_json(body)
-    except InvalidServerResponse:
+    except InvalidServerResponseError:
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "result" in message:
         return None
@@ -214,12 +214,12 @@ def _error_reply(body: bytes, request_id: RequestId, http_status: int) -> McpSer
 def _interpret(message: JSONObject, request_id: RequestId, http_status: int) -> JSONObject | None:
     """The result of our response, an exception for an error, ``None`` for someone else's reply."""
     if message.get("jsonrpc") != "2.0":
-        raise InvalidServerResponse("not a JSON-RPC 2.0 message", message)
+        raise InvalidServerResponseError("not a JSON-RPC 2.0 message", message)
     if "method" in message:
         return None
     if "error" in message:
         if not _valid_error(message["error"]):
-            raise InvalidServerResponse("malformed JSON-RPC error", message)
+            raise InvalidServerResponseError("malformed JSON-RPC error", message)
         if message.get("id") is not None and not _same_id(message.get("id"), request_id):
             return None  # someone else's error; an id-less one is about our request
         raise _server_error(message, http_status)
@@ -228,6 +228,6 @@ def _interpret(message: JSONObject, request_id: RequestId, http_status: int) -> 
             return None
         result: Any = message["result"]
         if not isinstance(result, dict):
-            raise InvalidServerResponse("JSON-RPC result is not an object", message)
+            raise InvalidServerResponseError("JSON-RPC result is not an object", message)
         return result
-    raise InvalidServerResponse("not a JSON-RPC message", message)
+    raise InvalidServerResponseError("not a JSON-RPC message", message)

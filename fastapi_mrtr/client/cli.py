@@ -18,7 +18,7 @@ from typing import Any, TextIO
 import anyio
 import httpx
 
-from fastapi_mrtr.client._errors import InvalidStructuredContent, MrtrClientError
+from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClientError
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._types import ProgressNotification
@@ -206,7 +206,7 @@ def main(
         detail = f" {format_json(exc.data)}" if exc.data is not None else ""
         err.write(f"error {exc.code}: {exc.message}{detail}\n")
         return 2
-    except InvalidStructuredContent as exc:
+    except InvalidStructuredContentError as exc:
         # The tool ran (whatever it did is done); only its answer is unusable as declared.
         err.write(f"error: {exc}\n  (the server broke its own outputSchema; --no-validate prints the result anyway)\n")
         return 2

@@ -33,7 +33,7 @@ class InputRequiredConfig:
 
     * ``auto_fulfill``: answer input requests with the registered handlers and retry until the
       result is complete; otherwise hand the ``InputRequiredResult`` to the caller.
-    * ``max_rounds``: the most retries after the first request, then ``InputRequiredRoundsExceeded``.
+    * ``max_rounds``: the most retries after the first request, then ``MaxRoundsExceededError``.
     * ``round_timeout``: seconds the handlers of one round may take (0 = no limit), then
       ``RoundTimeoutError``.
     * ``max_total_timeout``: seconds for the whole flow, requests included (0 = no limit), then

@@ -22,7 +22,7 @@ import anyio
 import httpx
 import pytest
 
-from fastapi_mrtr.client import HttpStatusError, MrtrClient
+from fastapi_mrtr.client import MrtrClient, StatusCodeError
 from fastapi_mrtr.client.auth import (
     ClientMetadata,
     InMemoryTokenStore,
@@ -401,7 +401,7 @@ async def test_a_403_without_insufficient_scope_is_returned_as_is(fake: FakeOAut
         return await fake(request)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(forbid), auth=auth) as client_http:
-        with pytest.raises(HttpStatusError):
+        with pytest.raises(StatusCodeError):
             await MrtrClient(MCP, http_client=client_http).list_tools()
     assert len(fake.authorizations) == 1
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastapi_mrtr.client import InvalidToolHeaders
+from fastapi_mrtr.client import InvalidToolHeadersError
 from fastapi_mrtr.client._headers import (
     ParamHeader,
     encode_header_value,
@@ -103,7 +103,7 @@ def test_a_property_named_like_the_keyword_is_just_a_property() -> None:
     ],
 )
 def test_scan_rejects_invalid_declarations(bad: dict[str, Any]) -> None:
-    with pytest.raises(InvalidToolHeaders):
+    with pytest.raises(InvalidToolHeadersError):
         scan_param_headers(bad)
 
 

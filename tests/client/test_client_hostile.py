@@ -12,11 +12,11 @@ from client_helpers import ScriptedServer, elicit, input_required, sse, text_res
 
 from fastapi_mrtr.client import (
     ElicitRequestParams,
-    HttpStatusError,
-    InvalidServerResponse,
+    InvalidServerResponseError,
     McpError,
     McpServerError,
     MrtrClient,
+    StatusCodeError,
     StreamClosedError,
 )
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONRPCNotification
@@ -82,7 +82,7 @@ async def test_messages_without_surrogates_stay_compact_utf8() -> None:
     ids=["json", "sse"],
 )
 async def test_deeply_nested_json_is_an_invalid_response(response: httpx.Response) -> None:
-    with pytest.raises(InvalidServerResponse, match="not JSON"):
+    with pytest.raises(InvalidServerResponseError, match="not JSON"):
         await call(ScriptedServer(lambda body: response))
 
 
@@ -126,13 +126,13 @@ async def test_malformed_notifications_are_logged_and_dropped(
     ],
 )
 async def test_non_2xx_without_a_json_rpc_error_is_an_http_status_error(payload: dict[str, Any]) -> None:
-    with pytest.raises(HttpStatusError) as caught:
+    with pytest.raises(StatusCodeError) as caught:
         await call(ScriptedServer(lambda body: httpx.Response(502, json=payload)))
     assert caught.value.status_code == 502 and json.loads(caught.value.body) == payload
 
 
 async def test_non_2xx_deeply_nested_body_is_an_http_status_error() -> None:
-    with pytest.raises(HttpStatusError) as caught:
+    with pytest.raises(StatusCodeError) as caught:
         await call(ScriptedServer(lambda body: raw_json(DEEP, status=500)))
     assert caught.value.status_code == 500
 
@@ -166,7 +166,7 @@ async def test_replies_that_only_look_like_ours_are_refused(envelope: dict[str, 
         return sse(envelope) if framing == "sse" else httpx.Response(200, json=envelope)
 
     # Over SSE a reply to another id is skipped, so the stream then ends without ours.
-    with pytest.raises((InvalidServerResponse, StreamClosedError)):
+    with pytest.raises((InvalidServerResponseError, StreamClosedError)):
         await call(ScriptedServer(respond))
 
 
@@ -174,7 +174,7 @@ async def test_replies_that_only_look_like_ours_are_refused(envelope: dict[str, 
 
 
 async def test_tools_call_result_without_content_is_invalid() -> None:
-    with pytest.raises(InvalidServerResponse, match="without content"):
+    with pytest.raises(InvalidServerResponseError, match="without content"):
         await call(ScriptedServer(lambda body: {"resultType": "complete", "structuredContent": {"a": 1}}))
 
 

@@ -24,9 +24,9 @@ from fastapi_mrtr.client import (
     InputRequestInfo,
     InputRequiredConfig,
     InputRequiredResult,
-    InputRequiredRoundsExceeded,
-    InputRequiredTimeout,
-    InvalidServerResponse,
+    InputRequiredTimeoutError,
+    InvalidServerResponseError,
+    MaxRoundsExceededError,
     McpError,
     McpServerError,
     MrtrClient,
@@ -127,7 +127,7 @@ async def test_max_rounds_exceeded_carries_the_last_result() -> None:
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http, options=options(max_rounds=3))
         client.set_elicitation_handler(accept)
-        with pytest.raises(InputRequiredRoundsExceeded) as caught:
+        with pytest.raises(MaxRoundsExceededError) as caught:
             await client.call_tool("t")
     assert len(server.requests) == 4  # the call plus three retries
     assert caught.value.max_rounds == 3
@@ -149,7 +149,7 @@ async def test_round_timeout_bounds_async_handlers() -> None:
         with pytest.raises(RoundTimeoutError) as caught:
             await client.call_tool("t")
     assert time.monotonic() - started < 5
-    assert isinstance(caught.value, TimeoutError) and isinstance(caught.value, InputRequiredTimeout)
+    assert isinstance(caught.value, TimeoutError) and isinstance(caught.value, InputRequiredTimeoutError)
     assert caught.value.timeout == 0.1
     assert len(server.requests) == 1  # nothing was sent after the timeout
 
@@ -317,7 +317,7 @@ async def test_invalid_results_are_rejected(reply: dict[str, Any]) -> None:
     server = rounds_server(reply)
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http)
-        with pytest.raises(InvalidServerResponse):
+        with pytest.raises(InvalidServerResponseError):
             await client.call_tool("t")
 
 
@@ -325,7 +325,7 @@ async def test_input_required_is_invalid_on_list_methods() -> None:
     server = ScriptedServer(lambda body: input_required({"q": elicit()}, "s"))
     async with server.client() as http:
         client = MrtrClient("/mcp", http_client=http)
-        with pytest.raises(InvalidServerResponse, match="tools/list"):
+        with pytest.raises(InvalidServerResponseError, match="tools/list"):
             await client.list_tools()
 
 
@@ -497,7 +497,7 @@ async def test_an_answer_that_never_passes_warns_on_every_round_until_max_rounds
     with caplog.at_level("WARNING", logger="fastapi_mrtr.client"):
         async with MrtrClient(asking_url, options=options(max_rounds=3)) as client:
             client.set_elicitation_handler(always_odd)
-            with pytest.raises(InputRequiredRoundsExceeded):
+            with pytest.raises(MaxRoundsExceededError):
                 await client.call_tool("even")
     refused = [r for r in caplog.records if "did not accept" in r.getMessage()]
     assert len(refused) == 2  # rounds 2 and 3 re-asked what rounds 1 and 2 answered

@@ -24,8 +24,8 @@ from fastapi_mrtr.client import (
     ElicitRequestParams,
     InputRequiredConfig,
     InputRequiredResult,
-    InvalidServerResponse,
-    InvalidStructuredContent,
+    InvalidServerResponseError,
+    InvalidStructuredContentError,
     MrtrClient,
 )
 from fastapi_mrtr.wire.protocol import CallToolResult
@@ -163,7 +163,7 @@ async def test_a_conforming_result_passes_and_the_tools_are_listed_once_lazily(p
 async def test_a_tool_listed_before_the_call_is_not_listed_again(peer: Peer, url: str) -> None:
     async with MrtrClient(url) as client:
         await client.list_tools()
-        with pytest.raises(InvalidStructuredContent):
+        with pytest.raises(InvalidStructuredContentError):
             await client.call_tool("missing")
     assert peer.methods == ["tools/list", "tools/call"]
 
@@ -204,11 +204,11 @@ async def test_a_tool_the_server_does_not_list_is_not_checked_and_listed_only_on
 @pytest.mark.anyio
 async def test_a_result_without_structured_content_raises_naming_the_tool(url: str) -> None:
     async with MrtrClient(url) as client:
-        with pytest.raises(InvalidStructuredContent) as caught:
+        with pytest.raises(InvalidStructuredContentError) as caught:
             await client.call_tool("missing")
     error = caught.value
     assert str(error) == "tool 'missing' has an outputSchema but returned no structuredContent"
-    assert isinstance(error, InvalidServerResponse)  # the server broke a MUST of the spec
+    assert isinstance(error, InvalidServerResponseError)  # the server broke a MUST of the spec
     assert (error.tool, error.problem, error.path, error.schema) == ("missing", "missing", None, ORDER)
     assert error.result.content[0].text == "done"
     assert error.body["content"] == [{"type": "text", "text": "done"}]
@@ -227,7 +227,7 @@ async def test_non_conforming_structured_content_raises_saying_where(
     url: str, name: str, path: str, detail: str
 ) -> None:
     async with MrtrClient(url) as client:
-        with pytest.raises(InvalidStructuredContent) as caught:
+        with pytest.raises(InvalidStructuredContentError) as caught:
             await client.call_tool(name)
     error = caught.value
     assert str(error) == (
@@ -251,7 +251,7 @@ async def test_the_opt_out_returns_the_result_as_sent_and_lists_nothing(peer: Pe
 async def test_a_long_instance_is_cut_short_in_the_message(peer: Peer, url: str) -> None:
     peer.results["wrong_type"] = complete({"status": "placed", "order_id": "x" * 5000})
     async with MrtrClient(url) as client:
-        with pytest.raises(InvalidStructuredContent) as caught:
+        with pytest.raises(InvalidStructuredContentError) as caught:
             await client.call_tool("wrong_type")
     assert len(str(caught.value)) < 500 and str(caught.value).endswith("…")
 
@@ -262,7 +262,7 @@ async def test_a_long_instance_is_cut_short_in_the_message(peer: Peer, url: str)
 @pytest.mark.anyio
 async def test_an_invalid_output_schema_raises_rather_than_passing_unchecked(url: str) -> None:
     async with MrtrClient(url) as client:
-        with pytest.raises(InvalidStructuredContent) as caught:
+        with pytest.raises(InvalidStructuredContentError) as caught:
             await client.call_tool("bad_schema")
     assert caught.value.problem == "invalid_schema"
     assert str(caught.value).startswith("tool 'bad_schema' has an invalid outputSchema (at $.type: 5 is not valid")
@@ -281,7 +281,7 @@ async def test_a_ref_resolves_only_inside_the_schema(peer: Peer, url: str, ref: 
         if ref == "#":  # a recursive schema is fine: it recurses only as deep as the content
             assert isinstance(await client.call_tool("refs"), CallToolResult)
         else:
-            with pytest.raises(InvalidStructuredContent) as caught:
+            with pytest.raises(InvalidStructuredContentError) as caught:
                 await client.call_tool("refs")
             assert caught.value.problem == "invalid_schema"
     assert peer.other_requests == []
@@ -292,7 +292,7 @@ async def test_a_schema_that_refers_to_itself_without_end_is_an_invalid_schema(p
     peer.tools = [tool("loop", {"$ref": "#"})]
     peer.results["loop"] = complete(PLACED)
     async with MrtrClient(url) as client:
-        with pytest.raises(InvalidStructuredContent) as caught:
+        with pytest.raises(InvalidStructuredContentError) as caught:
             await client.call_tool("loop")
     assert caught.value.problem == "invalid_schema" and "recurse" in str(caught.value)
 
@@ -304,7 +304,7 @@ async def test_a_schema_that_refers_to_itself_without_end_is_an_invalid_schema(p
 async def test_the_lazy_listing_follows_every_page(peer: Peer, url: str) -> None:
     peer.page_size = 3  # "wrong_type" is on the first page, "bad_schema" on the third
     async with MrtrClient(url) as client:
-        with pytest.raises(InvalidStructuredContent, match="'bad_schema' has an invalid outputSchema"):
+        with pytest.raises(InvalidStructuredContentError, match="'bad_schema' has an invalid outputSchema"):
             await client.call_tool("bad_schema")
     assert peer.methods == ["tools/call", "tools/list", "tools/list", "tools/list"]
 
@@ -324,7 +324,7 @@ async def test_a_schema_past_its_ttl_is_listed_again_before_a_result_is_refused(
         result = await client.call_tool("evolving")
         assert isinstance(result, CallToolResult) and result.structured_content == {"v2": True}
         peer.results["evolving"] = complete({"v3": True})  # breaks even the fresh schema
-        with pytest.raises(InvalidStructuredContent, match=r"at \$: 'v2' is a required property"):
+        with pytest.raises(InvalidStructuredContentError, match=r"at \$: 'v2' is a required property"):
             await client.call_tool("evolving")
     assert peer.methods == ["tools/list", "tools/call", "tools/list", "tools/call", "tools/list"]
 
@@ -336,7 +336,7 @@ async def test_a_schema_within_its_ttl_is_trusted(peer: Peer, url: str) -> None:
     async with MrtrClient(url) as client:
         await client.list_tools()  # ttlMs 60 s: the server vouches for this listing
         peer.tools = [tool("evolving", V2)]
-        with pytest.raises(InvalidStructuredContent, match=r"at \$: 'v1' is a required property"):
+        with pytest.raises(InvalidStructuredContentError, match=r"at \$: 'v1' is a required property"):
             await client.call_tool("evolving")
     assert peer.methods == ["tools/list", "tools/call"]
 
@@ -370,7 +370,7 @@ async def test_the_complete_result_of_a_multi_round_call_is_checked(peer: Peer, 
             result = await client.call_tool("ask")
             assert isinstance(result, CallToolResult) and result.structured_content == PLACED
         else:
-            with pytest.raises(InvalidStructuredContent, match=r"at \$.status: 1 is not of type 'string'"):
+            with pytest.raises(InvalidStructuredContentError, match=r"at \$.status: 1 is not of type 'string'"):
                 await client.call_tool("ask")
     assert peer.methods == ["tools/call", "tools/call", "tools/list"]
 
@@ -384,7 +384,7 @@ async def test_an_input_required_result_in_manual_mode_is_not_checked(peer: Peer
         client.set_elicitation_handler(yes)
         first = await client.call_tool("ask")
         assert isinstance(first, InputRequiredResult) and peer.methods == ["tools/call"]
-        with pytest.raises(InvalidStructuredContent, match="no structuredContent"):
+        with pytest.raises(InvalidStructuredContentError, match="no structuredContent"):
             await client.call_tool("ask", input_responses={"sure": {"action": "accept"}}, request_state="s")
 
 

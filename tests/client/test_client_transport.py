@@ -13,12 +13,12 @@ from client_helpers import ScriptedServer, elicit, input_required, sse, text_res
 
 from fastapi_mrtr.client import (
     ClientOptions,
-    HttpStatusError,
-    InvalidServerResponse,
-    InvalidToolHeaders,
+    InvalidServerResponseError,
+    InvalidToolHeadersError,
     McpServerError,
     MrtrClient,
     ProgressNotification,
+    StatusCodeError,
     StreamClosedError,
 )
 from fastapi_mrtr.client._transport import iter_sse_data
@@ -139,12 +139,12 @@ async def test_sse_stream_ending_without_response() -> None:
 @pytest.mark.parametrize(
     ("response", "error"),
     [
-        (httpx.Response(401, text="Unauthorized"), HttpStatusError),
-        (httpx.Response(406), HttpStatusError),
-        (httpx.Response(202), InvalidServerResponse),
-        (httpx.Response(200, text="<html>"), InvalidServerResponse),
-        (httpx.Response(200, json={"jsonrpc": "2.0", "id": 12345, "result": {}}), InvalidServerResponse),
-        (httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "error": "bad"}), InvalidServerResponse),
+        (httpx.Response(401, text="Unauthorized"), StatusCodeError),
+        (httpx.Response(406), StatusCodeError),
+        (httpx.Response(202), InvalidServerResponseError),
+        (httpx.Response(200, text="<html>"), InvalidServerResponseError),
+        (httpx.Response(200, json={"jsonrpc": "2.0", "id": 12345, "result": {}}), InvalidServerResponseError),
+        (httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "error": "bad"}), InvalidServerResponseError),
     ],
 )
 async def test_replies_that_are_not_our_response(response: httpx.Response, error: type[Exception]) -> None:
@@ -266,7 +266,7 @@ async def test_param_headers_are_mirrored_and_invalid_tools_dropped() -> None:
         client = MrtrClient("/mcp", http_client=http)
         assert [tool.name for tool in (await client.list_tools()).tools] == ["route"]
         await client.call_tool("route", {"region": " eu west ", "urgent": False, "query": "q"})
-        with pytest.raises(InvalidToolHeaders):
+        with pytest.raises(InvalidToolHeadersError):
             await client.call_tool("broken", {"n": 1})
     headers = server.requests[1].headers
     assert headers["mcp-param-region"] == "=?base64?IGV1IHdlc3Qg?="
@@ -318,14 +318,14 @@ async def test_a_non_jsonrpc_error_body_is_an_http_status_error() -> None:
     """An OAuth 403 ``{"error": "insufficient_scope"}`` is not a malformed JSON-RPC error."""
     import httpx
 
-    from fastapi_mrtr.client import HttpStatusError, MrtrClient
+    from fastapi_mrtr.client import MrtrClient, StatusCodeError
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(403, json={"error": "insufficient_scope"})
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     async with MrtrClient("http://localhost/mcp", http_client=http) as client:
-        with pytest.raises(HttpStatusError) as raised:
+        with pytest.raises(StatusCodeError) as raised:
             await client.list_tools()
     await http.aclose()
     assert "403" in str(raised.value) or getattr(raised.value, "status_code", None) == 403
