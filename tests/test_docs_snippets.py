@@ -493,6 +493,7 @@ def run_file(path: Path, base: str, scratch: Path) -> tuple[Session, list[str]]:
     return session, failures
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", DOCS, ids=lambda path: str(path.relative_to(ROOT)))
 def test_the_blocks_of_each_file_run_against_the_example_app(path: Path, example_app: str, tmp_path: Path) -> None:
     session, failures = run_file(path, example_app, tmp_path)

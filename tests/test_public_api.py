@@ -82,11 +82,11 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "fastapi_mrtr.state": [
         "InMemoryReplayStore",
-        "InvalidRequestState",
+        "InvalidRequestStateError",
         "RedisReplayStore",
         "ReplayStore",
         "RequestStateSealer",
-        "RequestStateTooLarge",
+        "RequestStateTooLargeError",
         "StateBinding",
         "StateClaims",
         "StateKeyRing",

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastapi_mrtr.state import (
-    InvalidRequestState,
+    InvalidRequestStateError,
     RequestStateSealer,
-    RequestStateTooLarge,
+    RequestStateTooLargeError,
     StateBinding,
     StateClaims,
     StateKeyRing,
@@ -73,7 +73,7 @@ def verify(
 
 
 def reason_of(token: object, **kw: Any) -> str:
-    with pytest.raises(InvalidRequestState) as info:
+    with pytest.raises(InvalidRequestStateError) as info:
         verify(token, **kw)
     return info.value.reason
 
@@ -331,7 +331,7 @@ def test_principal_absent_on_both_sides_is_accepted() -> None:
 
 
 def test_invalid_request_state_carries_reason() -> None:
-    error = InvalidRequestState("expired")
+    error = InvalidRequestStateError("expired")
     assert error.reason == "expired" and isinstance(error, Exception)
 
 
@@ -339,9 +339,9 @@ def test_invalid_request_state_carries_reason() -> None:
 
 
 def test_mint_refuses_oversized_tokens() -> None:
-    with pytest.raises(RequestStateTooLarge, match="limit 200"):
+    with pytest.raises(RequestStateTooLargeError, match="limit 200"):
         mint(data={"blob": "x" * 500}, max_bytes=200)
-    assert issubclass(RequestStateTooLarge, ValueError)
+    assert issubclass(RequestStateTooLargeError, ValueError)
     assert len(mint(data={"blob": "x" * 500})) < 16384
 
 

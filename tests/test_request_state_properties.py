@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.state import InvalidRequestState, RequestStateSealer, StateBinding, StateKeyRing, arguments_digest
+from fastapi_mrtr.state import (
+    InvalidRequestStateError,
+    RequestStateSealer,
+    StateBinding,
+    StateKeyRing,
+    arguments_digest,
+)
 
 # Module-level values, not fixtures: hypothesis refuses function-scoped fixtures.
 SEALER = RequestStateSealer(StateKeyRing("property-test-secret-0123456789-abcdefghijklmnop"), ttl=600)
@@ -17,6 +23,7 @@ NOW = 1_800_000_000
 BINDING = StateBinding("tools/call", "tool", arguments_digest({"q": 1}), "server", "user")
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 SETTINGS = settings(max_examples=200, deadline=None, database=None)
+pytestmark = pytest.mark.slow  # 200 examples a property: seconds each
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
@@ -49,7 +56,7 @@ def test_changing_any_single_body_character_is_refused(data: dict[str, Any], dra
     char = draw.draw(st.sampled_from(ALPHABET) | st.characters(), label="char")
     if char == token[index]:
         char = "A" if char != "A" else "B"
-    with pytest.raises(InvalidRequestState):
+    with pytest.raises(InvalidRequestStateError):
         open_(token[:index] + char + token[index + 1 :])
 
 
@@ -68,5 +75,5 @@ binding_changes = st.one_of(
 @given(json_objects, binding_changes)
 def test_any_binding_change_is_refused(data: dict[str, Any], change: dict[str, Any]) -> None:
     other = replace(BINDING, **change)
-    with pytest.raises(InvalidRequestState):
+    with pytest.raises(InvalidRequestStateError):
         open_(seal(data), binding=other)

@@ -33,7 +33,7 @@ SHORTHAND_FIELD = "value"  # the one field of a primitive shorthand's form (see 
 REQUIRED_LEGEND = "  (* = required: an answer is needed)"
 
 
-class InvalidAnswer(ValueError):
+class InvalidAnswerError(ValueError):
     """The typed text does not fit the field; the message says why."""
 
 
@@ -73,7 +73,7 @@ def _pick(text: str, choices: list[Choice]) -> Any:
         if text in (str(choice.value), choice.label):
             return choice.value
     labels = ", ".join(choice.label for choice in choices)
-    raise InvalidAnswer(f"choose one of: {labels} (or a number 1-{len(choices)}), not {text!r}")
+    raise InvalidAnswerError(f"choose one of: {labels} (or a number 1-{len(choices)}), not {text!r}")
 
 
 def _describe_default(prop: JSONObject, default: Any) -> str:
@@ -85,7 +85,7 @@ def _describe_default(prop: JSONObject, default: Any) -> str:
 
 
 def convert(prop: JSONObject, text: str) -> Any:
-    """The typed value for one non-empty answer, or :class:`InvalidAnswer`."""
+    """The typed value for one non-empty answer, or :class:`InvalidAnswerError`."""
     kind = prop.get("type")
     if kind == "array":
         options = item_choices(prop) or []
@@ -93,9 +93,9 @@ def convert(prop: JSONObject, text: str) -> Any:
         values = [v for v in values if v != ""]
         low, high = prop.get("minItems"), prop.get("maxItems")
         if isinstance(low, int) and len(values) < low:
-            raise InvalidAnswer(f"choose at least {low}")
+            raise InvalidAnswerError(f"choose at least {low}")
         if isinstance(high, int) and len(values) > high:
-            raise InvalidAnswer(f"choose at most {high}")
+            raise InvalidAnswerError(f"choose at most {high}")
         return values
     choices = field_choices(prop)
     if choices:
@@ -106,7 +106,7 @@ def convert(prop: JSONObject, text: str) -> Any:
             return True
         if lowered in ("n", "no", "false", "0"):
             return False
-        raise InvalidAnswer(f"answer y (yes) or n (no), not {text!r}")
+        raise InvalidAnswerError(f"answer y (yes) or n (no), not {text!r}")
     if kind in ("integer", "number"):
         return _number(prop, text, integer=kind == "integer")
     return _string(prop, text)
@@ -116,21 +116,21 @@ def _number(prop: JSONObject, text: str, *, integer: bool) -> int | float:
     try:
         value: int | float = int(text) if integer else float(text)
     except ValueError:
-        raise InvalidAnswer(f"not a whole number: {text!r}" if integer else f"not a number: {text!r}") from None
+        raise InvalidAnswerError(f"not a whole number: {text!r}" if integer else f"not a number: {text!r}") from None
     low, high = prop.get("minimum"), prop.get("maximum")
     if isinstance(low, (int, float)) and value < low:
-        raise InvalidAnswer(f"must be at least {low}")
+        raise InvalidAnswerError(f"must be at least {low}")
     if isinstance(high, (int, float)) and value > high:
-        raise InvalidAnswer(f"must be at most {high}")
+        raise InvalidAnswerError(f"must be at most {high}")
     return value
 
 
 def _string(prop: JSONObject, text: str) -> str:
     low, high = prop.get("minLength"), prop.get("maxLength")
     if isinstance(low, int) and len(text) < low:
-        raise InvalidAnswer(f"at least {low} characters")
+        raise InvalidAnswerError(f"at least {low} characters")
     if isinstance(high, int) and len(text) > high:
-        raise InvalidAnswer(f"at most {high} characters")
+        raise InvalidAnswerError(f"at most {high} characters")
     fmt = prop.get("format")
     try:
         if fmt == "date":
@@ -138,11 +138,11 @@ def _string(prop: JSONObject, text: str) -> str:
         elif fmt == "date-time":
             dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidAnswer(f"enter a {fmt} in ISO 8601 form") from None
+        raise InvalidAnswerError(f"enter a {fmt} in ISO 8601 form") from None
     if fmt == "email" and ("@" not in text or text.startswith("@") or text.endswith("@")):
-        raise InvalidAnswer("enter an email address")
+        raise InvalidAnswerError("enter an email address")
     if fmt == "uri" and ":" not in text:
-        raise InvalidAnswer("enter a URI with a scheme, e.g. https://...")
+        raise InvalidAnswerError("enter a URI with a scheme, e.g. https://...")
     return text
 
 
@@ -271,7 +271,7 @@ class TerminalElicitor:
                 continue
             try:
                 return convert(prop, text)
-            except InvalidAnswer as exc:
+            except InvalidAnswerError as exc:
                 self._say(f"  ! {exc}")
 
 

@@ -18,9 +18,9 @@ from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.replay_store import NO_HOLD, StateHold, hold_state
 from fastapi_mrtr.state.sealing import (
-    InvalidRequestState,
+    InvalidRequestStateError,
     RequestStateSealer,
-    RequestStateTooLarge,
+    RequestStateTooLargeError,
     StateBinding,
     StateClaims,
     StateKeyRing,
@@ -114,7 +114,7 @@ class FlowSealer:
                 outcome = options.request_state_verifier(claims, headers)
                 if inspect.isawaitable(outcome):
                     await outcome
-        except InvalidRequestState as exc:
+        except InvalidRequestStateError as exc:
             logger.warning("requestState refused for %s %r: %s", binding.method, binding.target, exc.reason)
             raise invalid_state() from None
         return claims
@@ -162,7 +162,7 @@ class FlowSealer:
 
         try:
             return mint(data)
-        except RequestStateTooLarge:
+        except RequestStateTooLargeError:
             pass
         # The recorded answers ("ans") are the client's words; the rest is the server's. If the
         # state fits without them, the answers made it too large: the client's error, and its
@@ -188,7 +188,7 @@ class FlowSealer:
 def _fits(mint: Callable[[JSONObject], str], data: JSONObject) -> bool:
     try:
         mint(data)
-    except RequestStateTooLarge:
+    except RequestStateTooLargeError:
         return False
     return True
 

@@ -19,7 +19,7 @@ SecretKey = Union[bytes, str]
 PrincipalResolver = Callable[[Mapping[str, str]], str | None]
 """Maps the caller's HTTP headers (lower-case names) to a principal id, or None when anonymous."""
 RequestStateVerifier = Callable[["StateClaims", Mapping[str, str]], None | Awaitable[None]]
-"""Extra checks on an opened requestState; raise ``InvalidRequestState`` to refuse it."""
+"""Extra checks on an opened requestState; raise ``InvalidRequestStateError`` to refuse it."""
 
 
 def principal_from_authorization(headers: Mapping[str, str]) -> str | None:

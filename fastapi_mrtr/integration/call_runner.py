@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Scope
 from fastapi_mrtr.engine.call import CallRecord
 from fastapi_mrtr.integration.direct_call import DirectCall
 from fastapi_mrtr.integration.invoke import CapturedResponse, call_route, forwarded_headers, route_scope
-from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteGuard, ToolRouteRefused, ToolRouteTicket
+from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteGuard, ToolRouteRefusedError, ToolRouteTicket
 from fastapi_mrtr.integration.tools import ToolDefinition
 from fastapi_mrtr.wire.protocol import JSONObject
 
@@ -108,7 +108,7 @@ class CallRunner:
     ) -> CapturedResponse:
         """Run ``tool``'s route for one call; returns what it answered (a suspended run answers nothing).
 
-        Raises :class:`ToolRouteRefused` when the request could not run only the tool's route.
+        Raises :class:`ToolRouteRefusedError` when the request could not run only the tool's route.
         """
         forwarded = forwarded_headers(outer_scope, self._forward_headers)
         route_entry = self._route_entry_in_use()
@@ -125,7 +125,7 @@ class CallRunner:
         elif self._guarded:
             entry = self.tool_entry  # None: the top of the app
         else:
-            raise ToolRouteRefused("the app's router cannot be checked to run only the tool's route (see the log)")
+            raise ToolRouteRefusedError("the app's router cannot be checked to run only the tool's route (see the log)")
         return await call_route(self._app, outer_scope, tool.route, tool.plan, arguments, forwarded, record, entry)
 
     def _route_entry_in_use(self) -> RouteEntry | None:
@@ -150,7 +150,7 @@ class CallRunner:
         def scope_for() -> tuple[Scope, bytes]:  # the request the route would have seen
             scope, body = route_scope(self._app, outer_scope, tool.route, tool.plan, arguments, forwarded, record)
             if not route_entry.prepare(tool.route, scope):  # its arguments were checked: not expected
-                raise ToolRouteRefused(ToolRouteTicket(tool.route).refuse(scope))
+                raise ToolRouteRefusedError(ToolRouteTicket(tool.route).refuse(scope))
             return scope, body
 
         return await direct.call(arguments, record, route_entry.exception_handlers, scope_for)

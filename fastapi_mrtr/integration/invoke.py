@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Scope
 from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
 from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.call_plan import ArgumentKind, CallPlan
-from fastapi_mrtr.integration.route_entry import TICKET_KEY, ToolRouteRefused, ToolRouteTicket
+from fastapi_mrtr.integration.route_entry import TICKET_KEY, ToolRouteRefusedError, ToolRouteTicket
 
 _SEGMENT = "[^/]+"  # Starlette's pattern of a plain ``{name}``: one segment
 
@@ -236,7 +236,7 @@ async def call_route(
 
     ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
     ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
-    Raises :class:`ToolRouteRefused` when the request did not reach ``route`` where the app
+    Raises :class:`ToolRouteRefusedError` when the request did not reach ``route`` where the app
     chooses a route: then no route ran.
     """
     errors = argument_errors(plan, arguments) + path_errors(route, plan, arguments)
@@ -258,7 +258,7 @@ async def call_route(
     with catch_suspension():  # suspended or missing a capability: the record says which
         await (entry or app)(scope, receive, captured.send)
     if ticket.refusal is not None:
-        raise ToolRouteRefused(ticket.refusal)
+        raise ToolRouteRefusedError(ticket.refusal)
     return captured
 
 

@@ -39,7 +39,7 @@ TICKET_KEY = "fastapi_mrtr.tool_route"  # the ToolRouteTicket of an in-process t
 _MAX_LAYERS = 64  # how deep the router's own middleware is searched for its routing
 
 
-class ToolRouteRefused(Exception):
+class ToolRouteRefusedError(Exception):
     """A tool call's request no longer matched the tool's route where a route is chosen: nothing ran."""
 
 
@@ -117,7 +117,7 @@ class RouteEntry:
         ``invoke.path_errors``), so this is a last line of defence.
         """
         if not self.prepare(route, scope):
-            raise ToolRouteRefused(ToolRouteTicket(route).refuse(scope))
+            raise ToolRouteRefusedError(ToolRouteTicket(route).refuse(scope))
         async with compat.file_stack(scope):
             await route.app(scope, receive, send)
 
@@ -165,7 +165,9 @@ class ToolRouteGuard:
             await self.routing(scope, receive, send)
             return
         if not isinstance(ticket, ToolRouteTicket):  # a tool call whose ticket was lost on the way
-            raise ToolRouteRefused("its request lost the plugin's record of the tool's route on its way to the router")
+            raise ToolRouteRefusedError(
+                "its request lost the plugin's record of the tool's route on its way to the router"
+            )
         if scope["type"] != "http" or not _matched(ticket.route, scope, self.router):
             ticket.refuse(scope, " after the app's middleware (which may have rewritten it)")
             await JSONResponse({"detail": "Not Found"}, status_code=404)(scope, receive, send)

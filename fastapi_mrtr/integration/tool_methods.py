@@ -18,7 +18,7 @@ from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.integration.param_headers import check_param_headers
 from fastapi_mrtr.integration.results import error_result, tool_result
-from fastapi_mrtr.integration.route_entry import ToolRouteRefused
+from fastapi_mrtr.integration.route_entry import ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
 from fastapi_mrtr.transport.endpoint import RpcRequest
 from fastapi_mrtr.wire.protocol import INVALID_PARAMS, JSONObject
@@ -120,7 +120,7 @@ class ToolMethods:
 
 
 def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:
-    refused = find_exception(exc, ToolRouteRefused)
+    refused = find_exception(exc, ToolRouteRefusedError)
     if refused is not None:
         logger.warning("tool %r was not run: %s", tool.name, refused)
         return error_result(f"Tool {tool.name!r} was not run: {refused}.")

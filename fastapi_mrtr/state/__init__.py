@@ -8,7 +8,7 @@ replay store::
 
     sealer = RequestStateSealer(StateKeyRing([new_secret, old_secret]), ttl=300)
     token = sealer.seal({"step": 2}, binding)
-    data = sealer.open(token, binding).data  # or InvalidRequestState
+    data = sealer.open(token, binding).data  # or InvalidRequestStateError
 
 The token format is in the docstring of ``fastapi_mrtr.state.sealing``; ``docs/security.md`` and
 ``docs/deployment.md`` tell how to use them. ``RedisReplayStore`` needs the ``redis`` extra only
@@ -18,9 +18,9 @@ once one is built.
 from fastapi_mrtr.state.redis_store import RedisReplayStore
 from fastapi_mrtr.state.replay_store import InMemoryReplayStore, ReplayStore
 from fastapi_mrtr.state.sealing import (
-    InvalidRequestState,
+    InvalidRequestStateError,
     RequestStateSealer,
-    RequestStateTooLarge,
+    RequestStateTooLargeError,
     StateBinding,
     StateClaims,
     StateKeyRing,
@@ -29,11 +29,11 @@ from fastapi_mrtr.state.sealing import (
 
 __all__ = [
     "InMemoryReplayStore",
-    "InvalidRequestState",
+    "InvalidRequestStateError",
     "RedisReplayStore",
     "ReplayStore",
     "RequestStateSealer",
-    "RequestStateTooLarge",
+    "RequestStateTooLargeError",
     "StateBinding",
     "StateClaims",
     "StateKeyRing",

@@ -93,7 +93,7 @@ def new_receipt() -> str:
 class InMemoryReplayStore:
     """Claimed token ids of this process, forgotten once their token has expired.
 
-    Tokens that never expire (``request_state_ttl=0`` and no round timeout) are kept for
+    Tokens that never expire (``round_timeout=0`` and no flow timeout) are kept for
     ``max_age_without_expiry`` seconds, so memory stays bounded.
     """
 

@@ -50,7 +50,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 import fastapi_mrtr.wire.json_codec as json_codec
 
 __all__ = [
-    "InvalidRequestState", "RequestStateSealer", "RequestStateTooLarge", "StateBinding", "StateClaims",
+    "InvalidRequestStateError", "RequestStateSealer", "RequestStateTooLargeError", "StateBinding", "StateClaims",
     "StateKeyRing", "arguments_digest",
 ]  # fmt: skip
 
@@ -65,7 +65,7 @@ _INFO = b"fastapi-mrtr/request-state/v1/"
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-class InvalidRequestState(Exception):
+class InvalidRequestStateError(Exception):
     """Raised when a requestState token cannot be trusted. ``reason`` is for logs, never for clients."""
 
     def __init__(self, reason: str) -> None:
@@ -73,7 +73,7 @@ class InvalidRequestState(Exception):
         self.reason = reason
 
 
-class RequestStateTooLarge(ValueError):
+class RequestStateTooLargeError(ValueError):
     """Raised by :meth:`RequestStateSealer.seal` when the token would exceed ``max_bytes``."""
 
 
@@ -266,7 +266,7 @@ def _mint_request_state(
     sealed = key.aead.encrypt(nonce, plaintext, _aad(key.kid, binding.audience))
     token = PREFIX + _b64e(key.kid + nonce + sealed)
     if len(token) > max_bytes:
-        raise RequestStateTooLarge(f"requestState would be {len(token)} bytes (limit {max_bytes})")
+        raise RequestStateTooLargeError(f"requestState would be {len(token)} bytes (limit {max_bytes})")
     return token
 
 
@@ -276,27 +276,27 @@ def _mint_request_state(
 def _open(token: object, keys: StateKeyRing, audience: str, max_bytes: int) -> tuple[_Key, bytes]:
     """Steps 1-3: type and size (before any decoding), envelope, kid, then AES-GCM."""
     if not isinstance(token, str):
-        raise InvalidRequestState("not_a_string")
+        raise InvalidRequestStateError("not_a_string")
     if len(token) > max_bytes:
-        raise InvalidRequestState("too_large")
+        raise InvalidRequestStateError("too_large")
     if not token.startswith(PREFIX):
-        raise InvalidRequestState("bad_prefix")
+        raise InvalidRequestStateError("bad_prefix")
     raw = _b64d_strict(token[len(PREFIX) :])
     if raw is None:
-        raise InvalidRequestState("bad_encoding")
+        raise InvalidRequestStateError("bad_encoding")
     if len(raw) < _KID_LEN + _NONCE_LEN + _TAG_LEN:
-        raise InvalidRequestState("truncated")
+        raise InvalidRequestStateError("truncated")
     kid, nonce, sealed = raw[:_KID_LEN], raw[_KID_LEN : _KID_LEN + _NONCE_LEN], raw[_KID_LEN + _NONCE_LEN :]
     # A 4-byte kid can collide, so every key carrying it gets a try.
     candidates = [k for k in keys._keys if k.kid == kid]
     if not candidates:
-        raise InvalidRequestState("unknown_key")
+        raise InvalidRequestStateError("unknown_key")
     for key in candidates:
         try:
             return key, key.aead.decrypt(nonce, sealed, _aad(kid, audience))
         except InvalidTag:
             continue
-    raise InvalidRequestState("tampered")
+    raise InvalidRequestStateError("tampered")
 
 
 _STR, _INT, _OPT_INT, _OPT_STR = (str,), (int,), (int, type(None)), (str, type(None))
@@ -311,24 +311,24 @@ def _parse(plaintext: bytes) -> dict[str, Any]:
     try:
         claims = json_codec.decode_finite(plaintext)
     except ValueError:
-        raise InvalidRequestState("malformed") from None
+        raise InvalidRequestStateError("malformed") from None
     if not isinstance(claims, dict) or type(claims.get("v")) is not int or claims["v"] != _VERSION:
-        raise InvalidRequestState("malformed")
+        raise InvalidRequestStateError("malformed")
     for name, types in _CLAIM_TYPES.items():
         value = claims.get(name)
         # bool is an int subclass; true/false are never valid numbers here.
         if name not in claims or not isinstance(value, types) or isinstance(value, bool):
-            raise InvalidRequestState("malformed")
+            raise InvalidRequestStateError("malformed")
     return claims
 
 
 def _check_time(claims: Mapping[str, Any], now: float, max_clock_skew: float) -> None:
     if claims["iat"] > now + max_clock_skew:
-        raise InvalidRequestState("issued_in_future")
+        raise InvalidRequestStateError("issued_in_future")
     if claims["exp"] is not None and now >= claims["exp"]:
-        raise InvalidRequestState("expired")
+        raise InvalidRequestStateError("expired")
     if claims["fexp"] is not None and now >= claims["fexp"]:
-        raise InvalidRequestState("flow_expired")
+        raise InvalidRequestStateError("flow_expired")
 
 
 # (claim, StateBinding attribute, reason)
@@ -343,12 +343,12 @@ _BOUND = (
 def _check_binding(claims: Mapping[str, Any], key: _Key, binding: StateBinding) -> None:
     for claim, attr, reason in _BOUND:
         if claims[claim] != getattr(binding, attr):
-            raise InvalidRequestState(reason)
+            raise InvalidRequestStateError(reason)
     sealed, current = claims["p"], _principal_tag(key, binding.principal)
     if sealed is None and current is None:
         return
     if sealed is None or current is None or not hmac.compare_digest(sealed, current):
-        raise InvalidRequestState("wrong_principal")
+        raise InvalidRequestStateError("wrong_principal")
 
 
 def _verify_request_state(
@@ -360,7 +360,7 @@ def _verify_request_state(
     now: float | None = None,
     max_clock_skew: float = 60,
 ) -> StateClaims:
-    """Open ``token`` and check it against ``binding``; raise :class:`InvalidRequestState` otherwise.
+    """Open ``token`` and check it against ``binding``; raise :class:`InvalidRequestStateError` otherwise.
 
     The audience is part of the AAD, so a token for another server fails as ``tampered``.
     """
@@ -390,12 +390,12 @@ class RequestStateSealer:
 
         sealer = RequestStateSealer(StateKeyRing([new_secret, old_secret]), ttl=300)
         token = sealer.seal({"step": 2}, binding)
-        claims = sealer.open(token, binding)  # raises InvalidRequestState, or claims.data == {"step": 2}
+        claims = sealer.open(token, binding)  # raises InvalidRequestStateError, or claims.data == {"step": 2}
 
     The sealer draws a fresh nonce, token id and flow id for every token: there is no way to pass
     one in, so no caller can reuse an AES-GCM nonce. ``ttl`` is in seconds (0 = tokens never
     expire); ``max_bytes`` bounds a token both ways (sealing refuses with
-    :class:`RequestStateTooLarge`, opening with ``InvalidRequestState("too_large")``);
+    :class:`RequestStateTooLargeError`, opening with ``InvalidRequestStateError("too_large")``);
     ``max_clock_skew`` is how far in the future an ``issued_at`` may lie (clocks of replicas differ).
     """
 
@@ -447,7 +447,7 @@ class RequestStateSealer:
 
     def open(self, token: object, binding: StateBinding, *, now: float | None = None) -> StateClaims:
         """The claims of ``token`` if it was sealed for ``binding`` and is still valid; otherwise
-        :class:`InvalidRequestState` (its ``reason`` is for logs, never for clients)."""
+        :class:`InvalidRequestStateError` (its ``reason`` is for logs, never for clients)."""
         return _verify_request_state(
             token,
             keys=self._keys,

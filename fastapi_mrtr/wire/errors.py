@@ -16,10 +16,10 @@ others name the module that defines them. A JSON-RPC error (code, message, data)
     │   │   (features.resources)
     │   └── McpServerError (client._errors)    the client received a JSON-RPC error; adds the
     │                                           http_status and request_id it came with
-    ├── InvalidRequestState (state.sealing)    a requestState token that cannot be trusted
-    ├── RequestStateTooLarge (state.sealing, ValueError)
+    ├── InvalidRequestStateError (state.sealing)    a requestState token that cannot be trusted
+    ├── RequestStateTooLargeError (state.sealing, ValueError)
     ├── ReplayDivergedError (engine.context)   with strict_replay: a question changed on replay
-    ├── ToolRouteRefused (integration.route_entry)
+    ├── ToolRouteRefusedError (integration.route_entry)
     ├── BodyTooLargeError (here)               the request body outgrew max_body_bytes
     ├── ClientDisconnectedError (here)         the client left before its body was complete
     └── MrtrClientError (client._errors)       a client-side failure that is not a JSON-RPC

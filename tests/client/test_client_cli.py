@@ -168,6 +168,7 @@ def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_lists_tools(sdk_url: str) -> None:
     done = run_cli(sdk_url)
     assert done.returncode == 0, done.stderr
@@ -175,6 +176,7 @@ def test_cli_lists_tools(sdk_url: str) -> None:
     assert "slow steps=<integer>?" in done.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_cli_asks_the_human_and_prints_the_result(sdk_url: str) -> None:
     done = run_cli(sdk_url, "signup", stdin="a\nAda\n\nx\n2\ny\n")
     assert done.returncode == 0, done.stderr
@@ -183,18 +185,21 @@ def test_cli_asks_the_human_and_prints_the_result(sdk_url: str) -> None:
     assert "! choose one of: red, green, blue (or a number 1-3), not 'x'" in done.stderr
 
 
+@pytest.mark.slow
 def test_cli_hand_built_round_with_json_arguments(sdk_url: str) -> None:
     done = run_cli(sdk_url, "confirm", "--json", '{"item": "report.txt"}', stdin="accept\nyes\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "done report.txt (state step1)\n"
 
 
+@pytest.mark.slow
 def test_cli_decline_gives_the_tool_error_and_exit_1(sdk_url: str) -> None:
     done = run_cli(sdk_url, "delete_item", "item=report.txt", stdin="d\n")
     assert done.returncode == 1
     assert "declin" in done.stdout
 
 
+@pytest.mark.slow
 def test_cli_progress_goes_to_stderr(sdk_url: str) -> None:
     done = run_cli(sdk_url, "slow", "steps=2")
     assert done.returncode == 0, done.stderr
@@ -202,12 +207,14 @@ def test_cli_progress_goes_to_stderr(sdk_url: str) -> None:
     assert "progress 1/2 step 1" in done.stderr and "progress 2/2 step 2" in done.stderr
 
 
+@pytest.mark.slow
 def test_cli_reports_failures_with_exit_2() -> None:
     done = run_cli("http://127.0.0.1:9/mcp")
     assert done.returncode == 2
     assert done.stderr.startswith("error:")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["tool-properties-list", "tool-required-int"])
 def test_cli_malformed_tool_schema_is_an_error_not_a_traceback(hostile_url: str, scenario: str) -> None:
     done = run_cli(f"{hostile_url}/{scenario}")
@@ -216,6 +223,7 @@ def test_cli_malformed_tool_schema_is_an_error_not_a_traceback(hostile_url: str,
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["form-properties-list", "form-required-int"])
 def test_cli_malformed_requested_schema_is_an_error_not_a_traceback(hostile_url: str, scenario: str) -> None:
     done = run_cli(f"{hostile_url}/{scenario}", "t", stdin="a\n")
@@ -224,6 +232,7 @@ def test_cli_malformed_requested_schema_is_an_error_not_a_traceback(hostile_url:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_cli_key_value_pairs_may_follow_options_and_override_json(sdk_url: str) -> None:
     done = run_cli(sdk_url, "confirm", "--json", '{"item": "draft.txt"}', "item=report.txt", stdin="accept\nyes\n")
     assert done.returncode == 0, done.stderr
@@ -282,6 +291,7 @@ def questions_url() -> Iterator[str]:
         yield f"{base}/mcp"
 
 
+@pytest.mark.slow
 def test_cli_bool_shorthand_shows_the_question_and_explains_a_bad_answer(shop_url: str) -> None:
     done = run_cli(
         shop_url, "-H", "Authorization: Bearer alice-token", "delete_book", "book_id=4", stdin="a\nmaybe\ny\n"
@@ -294,6 +304,7 @@ def test_cli_bool_shorthand_shows_the_question_and_explains_a_bad_answer(shop_ur
     assert "*" not in done.stderr  # the one answer of a shorthand needs no "required" mark
 
 
+@pytest.mark.slow
 def test_cli_literal_and_int_shorthands_explain_what_they_take(questions_url: str) -> None:
     done = run_cli(questions_url, "ship", stdin="a\nfast\nexpress\na\nabc\n2\n")
     assert done.returncode == 0, done.stderr
@@ -305,6 +316,7 @@ def test_cli_literal_and_int_shorthands_explain_what_they_take(questions_url: st
     assert "value" not in done.stderr
 
 
+@pytest.mark.slow
 def test_cli_explains_the_required_mark_once(shop_url: str) -> None:
     done = run_cli(shop_url, "review_book", "book_id=1", stdin="a\n\n2\na\nToo long\na\ny\n")
     assert done.returncode == 0, done.stderr
@@ -320,6 +332,7 @@ def test_cli_unknown_action_is_explained() -> None:
     assert script.said[-1] == "  ! answer a (accept), d (decline) or c (cancel)"
 
 
+@pytest.mark.slow
 def test_cli_says_when_the_server_did_not_accept_an_answer(questions_url: str) -> None:
     done = run_cli(questions_url, "even", stdin="a\n3\na\n4\n")
     assert done.returncode == 0, done.stderr

@@ -52,6 +52,8 @@ KNOWN_FAILING = frozenset({"auth/dpop", "auth/dpop-nonce", "auth/enterprise-mana
 JOBS = int(os.environ.get("MRTR_CONFORMANCE_JOBS", "2"))
 SCENARIO_TIMEOUT_MS = int(os.environ.get("MRTR_CONFORMANCE_TIMEOUT_MS", "120000"))
 
+pytestmark = pytest.mark.slow  # Node and the suite, one client process per scenario
+
 
 @pytest.fixture(scope="session")
 def conformance() -> Iterator[dict[str, str]]:

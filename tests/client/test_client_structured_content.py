@@ -431,6 +431,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_cli_names_the_broken_result_and_the_opt_out(url: str) -> None:
     done = run_cli(url, "wrong_type")
     assert done.returncode == 2 and done.stdout == ""
@@ -443,12 +444,14 @@ def test_the_cli_names_the_broken_result_and_the_opt_out(url: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_opt_out_prints_the_result(url: str) -> None:
     done = run_cli(url, "wrong_type", "--no-validate")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "done\n"
 
 
+@pytest.mark.slow
 def test_the_cli_prints_a_conforming_result(url: str) -> None:
     done = run_cli(url, "conforming")
     assert done.returncode == 0, done.stderr

@@ -40,6 +40,8 @@ SPEC = "2026-07-28"
 MIN_CHECKS_ALL = 152  # what alpha.12 runs at --suite all --spec-version 2026-07-28
 BAD_STATUSES = ("FAILURE", "WARNING")
 
+pytestmark = pytest.mark.slow  # Node and the suite, two full runs
+
 
 @dataclass(frozen=True)
 class Cli:

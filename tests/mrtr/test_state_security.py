@@ -235,14 +235,14 @@ async def test_short_keys_are_refused() -> None:
 
 
 async def test_custom_verifier_can_refuse(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fastapi_mrtr.state import InvalidRequestState
+    from fastapi_mrtr.state import InvalidRequestStateError
 
     seen: list[int] = []
 
     def verifier(claims: Any, headers: Any) -> None:
         seen.append(claims.round)
         if headers.get("x-tenant") != "acme":
-            raise InvalidRequestState("wrong_tenant")
+            raise InvalidRequestStateError("wrong_tenant")
 
     shop = Shop(request_state_verifier=verifier)
     state = await shop.first_state()

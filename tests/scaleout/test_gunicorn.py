@@ -30,7 +30,7 @@ FLOWS = 2000
 CONCURRENCY = 100
 EPHEMERAL_ERROR = "may be one of several serving MCP (it runs under gunicorn"
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 def test_2000_flows_across_three_gunicorn_workers(start_gunicorn: StartGunicorn, db_dir: Path) -> None:

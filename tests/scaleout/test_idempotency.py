@@ -23,7 +23,7 @@ from tests.scaleout.conftest import StartNginx, StartReplicas, new_key
 from tests.scaleout.flows import McpWire, Reply, accept, input_request
 from tests.support import running_server
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 FLOWS = 120
 YES = accept({"value": True})
 

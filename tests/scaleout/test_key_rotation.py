@@ -29,7 +29,7 @@ from tests.scaleout.flows import (
     order_round_two,
 )
 
-pytestmark = pytest.mark.timeout(200)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(200)]
 BATCH = 30
 
 

@@ -29,6 +29,8 @@ from tests.server.mcp_helpers import JSON, McpClient, make_meta, rpc_error
 from tests.support import free_port, running_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+# Redis is a real redis-server: its cases are slow (and need it installed); the in-memory ones are not.
+BACKENDS = ["memory", pytest.param("redis", marks=pytest.mark.slow)]
 KEY = "single-use-tests-key-0123456789abcdef"
 
 
@@ -60,6 +62,7 @@ async def test_in_memory_store_is_atomic_under_concurrency() -> None:
     assert results.count(True) == 1
 
 
+@pytest.mark.slow
 async def test_redis_store_sets_nx_with_the_tokens_lifetime(redis_server: RedisServer) -> None:
     store = RedisReplayStore(redis_server.url, prefix="test:used:", clock_skew=5)
     inspector = Redis.from_url(redis_server.url)
@@ -77,6 +80,7 @@ async def test_redis_store_sets_nx_with_the_tokens_lifetime(redis_server: RedisS
         await inspector.aclose()
 
 
+@pytest.mark.slow
 async def test_redis_store_is_atomic_across_clients(redis_server: RedisServer) -> None:
     stores = [RedisReplayStore(redis_server.url) for _ in range(3)]
     try:
@@ -87,6 +91,7 @@ async def test_redis_store_is_atomic_across_clients(redis_server: RedisServer) -
             await store.aclose()
 
 
+@pytest.mark.slow
 async def test_redis_store_recognises_its_own_retried_write(redis_server: RedisServer) -> None:
     """A client library that resends a SET which had landed must not turn a first use into a refusal."""
 
@@ -128,7 +133,7 @@ async def a_store(backend: str, request: pytest.FixtureRequest, **redis_options:
         await store.aclose()
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_released_claim_can_be_made_again_once(backend: str, request: pytest.FixtureRequest) -> None:
     async with a_store(backend, request) as store:
         expiry = int(time.time()) + 60
@@ -140,7 +145,7 @@ async def test_a_released_claim_can_be_made_again_once(backend: str, request: py
         assert await store.claim("t", expiry) is None
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_release_with_another_claims_receipt_changes_nothing(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -171,6 +176,7 @@ async def test_in_memory_store_keeps_a_claim_made_again_after_release_for_its_ow
     assert await store.claim("t", None)
 
 
+@pytest.mark.slow
 async def test_redis_store_claims_and_releases_with_a_client_decoding_responses(redis_server: RedisServer) -> None:
     client = Redis.from_url(redis_server.url, decode_responses=True)
     store = RedisReplayStore(client, prefix="test:used:")
@@ -226,7 +232,7 @@ def assert_store_unavailable(reply: Reply) -> None:
     assert reply.error["data"] == {"reason": "replay_store_unavailable"}
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_second_use_of_a_state_is_refused_before_the_handler_runs(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -251,6 +257,7 @@ async def test_a_second_use_of_a_state_is_refused_before_the_handler_runs(
             await store.aclose()
 
 
+@pytest.mark.slow
 async def test_concurrent_uses_of_one_state_let_exactly_one_through(redis_server: RedisServer) -> None:
     store = RedisReplayStore(redis_server.url)
     runs: list[int] = []
@@ -267,6 +274,7 @@ async def test_concurrent_uses_of_one_state_let_exactly_one_through(redis_server
         await store.aclose()
 
 
+@pytest.mark.slow
 async def test_unreachable_redis_refuses_the_round_and_keeps_the_state(tmp_path: Any) -> None:
     port = free_port()
     store = RedisReplayStore(f"redis://127.0.0.1:{port}/0")
@@ -287,6 +295,7 @@ async def test_unreachable_redis_refuses_the_round_and_keeps_the_state(tmp_path:
         redis.stop()
 
 
+@pytest.mark.slow
 async def test_a_failing_redis_refuses_the_round_and_consumes_nothing(redis_server: RedisServer) -> None:
     """Redis up but refusing writes (out of memory): 503, no key written, the round works afterwards."""
     store = RedisReplayStore(redis_server.url, prefix="mrtr:used:")
@@ -392,9 +401,6 @@ def asked(response: httpx.Response) -> tuple[list[str], str]:
 
 def note(text: Any) -> JSON:
     return {"note": accept({"value": text})}
-
-
-BACKENDS = ["memory", "redis"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

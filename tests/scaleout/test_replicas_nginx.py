@@ -46,7 +46,7 @@ FLOWS = 2000
 CONCURRENCY = 100
 LOAD_TIMEOUT = 150.0
 
-pytestmark = pytest.mark.timeout(280)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(280)]
 
 
 def databases(db_dir: Path, names: list[str]) -> dict[str, Path]:

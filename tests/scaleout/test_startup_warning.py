@@ -59,6 +59,7 @@ def test_the_error_is_logged_only_without_a_key(
         assert errors == []
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("key", [None, new_key()], ids=["no-key", "shared-key"])
 def test_uvicorn_workers_without_a_key_each_log_the_error(

@@ -21,7 +21,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
-from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteRefused
+from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteRefusedError
 
 pytestmark = pytest.mark.anyio
 
@@ -151,7 +151,7 @@ async def test_a_route_that_does_not_match_the_scope_is_refused_never_handed_to_
     async def send(message: Message) -> None:
         raise AssertionError("nothing may answer")
 
-    with pytest.raises(ToolRouteRefused, match=re.escape("does not match the tool's route /x/{name}")):
+    with pytest.raises(ToolRouteRefusedError, match=re.escape("does not match the tool's route /x/{name}")):
         await entry.call(Unmatched(), {"type": "http", "method": "GET", "path": "/y"}, receive, send)
 
 
