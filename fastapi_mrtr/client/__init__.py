@@ -35,6 +35,7 @@ from fastapi_mrtr.client._handlers import (
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
 from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
+from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -44,7 +45,7 @@ from fastapi_mrtr.wire.mrtr import (
     ListRootsResult,
     Root,
 )
-from fastapi_mrtr.wire.protocol import Implementation, McpError  # Implementation: for ClientOptions(client_info=...)
+from fastapi_mrtr.wire.protocol import Implementation
 
 __all__ = [
     "ClientOptions",

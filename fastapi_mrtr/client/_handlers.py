@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
+from fastapi_mrtr.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,
@@ -34,7 +35,7 @@ from fastapi_mrtr.wire.mrtr import (
     make_input_response_from_elicit_result,
     make_input_response_from_list_roots_result,
 )
-from fastapi_mrtr.wire.protocol import INVALID_PARAMS, METHOD_NOT_FOUND, JSONObject, McpError
+from fastapi_mrtr.wire.protocol import JSONObject
 
 R = TypeVar("R")
 

@@ -32,6 +32,7 @@ from fastapi_mrtr.client._output_schema import OutputSchemas
 from fastapi_mrtr.client._transport import HttpRpc, NotificationSink
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
 from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.wire.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, McpError
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageResult,
     ElicitResult,
@@ -43,12 +44,10 @@ from fastapi_mrtr.wire.mrtr import (
     make_input_response_from_list_roots_result,
 )
 from fastapi_mrtr.wire.protocol import (
-    HEADER_MISMATCH,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     CallToolResult,
     DiscoverResult,
     GetPromptResult,
@@ -58,7 +57,6 @@ from fastapi_mrtr.wire.protocol import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
-    McpError,
     ReadResourceResult,
     Result,
     Tool,

@@ -23,12 +23,12 @@ from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._types import ProgressNotification
 from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
+from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.protocol import (
     AudioContent,
     CallToolResult,
     EmbeddedResource,
     ImageContent,
-    McpError,
     ResourceLink,
     TextContent,
     Tool,

@@ -22,7 +22,6 @@ from pydantic import TypeAdapter
 
 from fastapi_mrtr.engine.answers import parse_elicit_answer, parse_typed_answer
 from fastapi_mrtr.engine.call import CallRecord, MissingCapabilitySignal, SuspendSignal
-from fastapi_mrtr.engine.flow import ServerError
 from fastapi_mrtr.engine.ledger import Ask, question_digest
 from fastapi_mrtr.engine.questions import (
     elicit_wire,
@@ -31,6 +30,7 @@ from fastapi_mrtr.engine.questions import (
     is_shorthand,
     request_digest,
 )
+from fastapi_mrtr.wire.errors import ServerError
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,

@@ -26,8 +26,8 @@ from fastapi_mrtr.state.sealing import (
     StateKeyRing,
     arguments_digest,
 )
-from fastapi_mrtr.wire.errors import ServerError as ServerError  # defined with the error tree; imported from here too
-from fastapi_mrtr.wire.protocol import INTERNAL_ERROR, INVALID_PARAMS, JSONObject
+from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ServerError
+from fastapi_mrtr.wire.protocol import JSONObject
 
 logger = logging.getLogger("fastapi_mrtr")
 

@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 from fastapi_mrtr.engine.call import CallRecord, Notify
-from fastapi_mrtr.engine.flow import FlowSealer, ServerError
-from fastapi_mrtr.wire.protocol import MISSING_REQUIRED_CLIENT_CAPABILITY, JSONObject, dump
+from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, ServerError
+from fastapi_mrtr.wire.protocol import JSONObject, dump
 
 RunHandler = Callable[[CallRecord], Awaitable[JSONObject]]
 

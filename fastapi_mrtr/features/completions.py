@@ -23,11 +23,11 @@ from typing import Any
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
-from fastapi_mrtr.engine.flow import ServerError
 from fastapi_mrtr.features.prompts import PromptRegistry
 from fastapi_mrtr.features.resources import ResourceRegistry
 from fastapi_mrtr.transport.endpoint import RpcRequest
-from fastapi_mrtr.wire.protocol import INVALID_PARAMS, JSONObject, WireModel, dump
+from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
+from fastapi_mrtr.wire.protocol import JSONObject, WireModel, dump
 
 MAX_VALUES = 100
 

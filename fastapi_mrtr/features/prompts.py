@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from fastapi_mrtr.engine.call import CallRecord
-from fastapi_mrtr.engine.flow import FlowSealer, ServerError
+from fastapi_mrtr.engine.flow import FlowSealer
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
 from fastapi_mrtr.integration.functions import (
@@ -36,9 +36,8 @@ from fastapi_mrtr.integration.functions import (
 )
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.transport.endpoint import RpcRequest
+from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ServerError
 from fastapi_mrtr.wire.protocol import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
     AudioContent,
     EmbeddedResource,
     GetPromptResult,

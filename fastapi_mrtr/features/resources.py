@@ -32,7 +32,7 @@ from urllib.parse import unquote
 from pydantic import TypeAdapter
 
 from fastapi_mrtr.engine.call import CallRecord
-from fastapi_mrtr.engine.flow import FlowSealer, ServerError
+from fastapi_mrtr.engine.flow import FlowSealer
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
 from fastapi_mrtr.integration.functions import (
@@ -44,16 +44,8 @@ from fastapi_mrtr.integration.functions import (
 )
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.transport.endpoint import RpcRequest
-from fastapi_mrtr.wire.protocol import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    BlobResourceContents,
-    JSONObject,
-    McpError,
-    ReadResourceResult,
-    TextResourceContents,
-    dump,
-)
+from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ServerError
+from fastapi_mrtr.wire.protocol import BlobResourceContents, JSONObject, ReadResourceResult, TextResourceContents, dump
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _VARIABLE = re.compile(r"^[A-Za-z0-9_]+$")

@@ -6,9 +6,9 @@ import base64
 import binascii
 from typing import Any, TypeVar
 
-from fastapi_mrtr.engine.flow import ServerError
 from fastapi_mrtr.engine.options import ServerOptions
-from fastapi_mrtr.wire.protocol import INVALID_PARAMS, JSONObject
+from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
+from fastapi_mrtr.wire.protocol import JSONObject
 
 T = TypeVar("T")
 

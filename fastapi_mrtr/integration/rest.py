@@ -16,9 +16,10 @@ from fastapi import HTTPException, Request
 from starlette.types import Scope
 
 from fastapi_mrtr.engine.call import CallRecord
-from fastapi_mrtr.engine.flow import FlowSealer, ServerError
+from fastapi_mrtr.engine.flow import FlowSealer
 from fastapi_mrtr.engine.rounds import pending_requests
 from fastapi_mrtr.state.replay_store import StateHold
+from fastapi_mrtr.wire.errors import ServerError
 from fastapi_mrtr.wire.json_codec import decode
 from fastapi_mrtr.wire.protocol import JSONObject
 

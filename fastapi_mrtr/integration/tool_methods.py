@@ -10,7 +10,7 @@ from fastapi.routing import APIRoute
 
 from fastapi_mrtr.engine.call import CallRecord, find_exception
 from fastapi_mrtr.engine.context import ReplayDivergedError
-from fastapi_mrtr.engine.flow import FlowSealer, ServerError
+from fastapi_mrtr.engine.flow import FlowSealer
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
 from fastapi_mrtr.integration import fastapi_compat as compat
@@ -21,7 +21,8 @@ from fastapi_mrtr.integration.results import error_result, tool_result
 from fastapi_mrtr.integration.route_entry import ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
 from fastapi_mrtr.transport.endpoint import RpcRequest
-from fastapi_mrtr.wire.protocol import INVALID_PARAMS, JSONObject
+from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
+from fastapi_mrtr.wire.protocol import JSONObject
 
 logger = logging.getLogger("fastapi_mrtr")
 

@@ -33,6 +33,13 @@ from fastapi_mrtr.transport.http import (
 )
 from fastapi_mrtr.transport.missing_pieces import missing_message, missing_pieces, refusal_code, what_to_send
 from fastapi_mrtr.wire.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
     BodyTooLargeError,
     ClientDisconnectedError,
     McpError,
@@ -42,20 +49,13 @@ from fastapi_mrtr.wire.errors import (
 from fastapi_mrtr.wire.headers import decode_header_value
 from fastapi_mrtr.wire.json_codec import decode, encode
 from fastapi_mrtr.wire.protocol import (
-    HEADER_MISMATCH,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
     LOG_LEVELS,
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    METHOD_NOT_FOUND,
     NAMED_METHODS,
-    PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     JSONObject,
     RequestId,
 )

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi_mrtr.wire.errors import HEADER_MISMATCH, INVALID_PARAMS
 from fastapi_mrtr.wire.protocol import (
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     NAMED_METHODS,

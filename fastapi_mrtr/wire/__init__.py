@@ -10,6 +10,7 @@ elicitation, sampling and roots requests and results. Helpers build an input req
 (``make_input_response_from_*``: no ``resultType``, no ``_meta``).
 """
 
+from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -38,7 +39,6 @@ from fastapi_mrtr.wire.protocol import (
     GetPromptResult,
     ImageContent,
     Implementation,
-    McpError,
     PromptMessage,
     ReadResourceResult,
     ResourceLink,

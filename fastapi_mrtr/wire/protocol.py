@@ -13,8 +13,6 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-import fastapi_mrtr.wire.errors as _errors
-
 PROTOCOL_VERSION = "2026-07-28"
 SUPPORTED_PROTOCOL_VERSIONS = (PROTOCOL_VERSION,)
 
@@ -31,18 +29,6 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 
 # The methods whose target the Mcp-Name header repeats, and the param it repeats.
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-# The error codes and McpError are defined in wire.errors; these names stay importable from here
-# for the modules that import them from this one.
-PARSE_ERROR = _errors.PARSE_ERROR
-INVALID_REQUEST = _errors.INVALID_REQUEST
-METHOD_NOT_FOUND = _errors.METHOD_NOT_FOUND
-INVALID_PARAMS = _errors.INVALID_PARAMS
-INTERNAL_ERROR = _errors.INTERNAL_ERROR
-HEADER_MISMATCH = _errors.HEADER_MISMATCH
-MISSING_REQUIRED_CLIENT_CAPABILITY = _errors.MISSING_REQUIRED_CLIENT_CAPABILITY
-UNSUPPORTED_PROTOCOL_VERSION = _errors.UNSUPPORTED_PROTOCOL_VERSION
-McpError = _errors.McpError
 
 JSONObject = dict[str, Any]
 RequestId = Union[str, int]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from fastapi_mrtr.client._handlers import InputHandlers
+from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -20,7 +21,7 @@ from fastapi_mrtr.wire.mrtr import (
     make_input_request_for_roots,
     make_input_request_for_sampling,
 )
-from fastapi_mrtr.wire.protocol import McpError, TextContent
+from fastapi_mrtr.wire.protocol import TextContent
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 
 from fastapi_mrtr import Context
-from fastapi_mrtr.wire.protocol import MISSING_REQUIRED_CLIENT_CAPABILITY as MISSING_CAPABILITY
+from fastapi_mrtr.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY as MISSING_CAPABILITY
 from tests.server.mcp_helpers import JSON, McpClient, connect, make_meta, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
