@@ -25,8 +25,6 @@ from fastapi_mrtr.wire.protocol import (
 ELICITATION_CREATE = "elicitation/create"
 SAMPLING_CREATE_MESSAGE = "sampling/createMessage"
 ROOTS_LIST = "roots/list"
-INPUT_METHODS = (ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE, ROOTS_LIST)
-
 T = TypeVar("T")
 
 
@@ -172,22 +170,3 @@ def make_input_response_from_create_message_result(result: CreateMessageResult) 
 def make_input_response_from_list_roots_result(result: ListRootsResult) -> JSONObject:
     """The ``inputResponses`` value for a roots answer: a bare result."""
     return _bare(result)
-
-
-def is_input_required_result(result: Any) -> bool:
-    """True for an ``input_required`` result, as a model or as a decoded JSON object."""
-    if isinstance(result, InputRequiredResult):
-        return True
-    if isinstance(result, Result):
-        return result.result_type == "input_required"
-    return isinstance(result, dict) and result.get("resultType") == "input_required"
-
-
-def extract_input_requests(result: Any) -> InputRequests:
-    """The ``inputRequests`` of an ``input_required`` result (empty for any other result)."""
-    if isinstance(result, InputRequiredResult):
-        return dict(result.input_requests or {})
-    if isinstance(result, dict) and result.get("resultType") == "input_required":
-        raw = result.get("inputRequests") or {}
-        return {key: InputRequest.model_validate(value) for key, value in raw.items()}
-    return {}
