@@ -1,9 +1,12 @@
 """Every private FastAPI and Starlette API the plugin relies on, behind small named functions.
 
-Supported range: FastAPI 0.115 up to 0.165 (pyproject bounds it; CI runs the suite on both
-ends, see ``scripts/test-lowest.sh``), with whatever Starlette each of them accepts. Nothing
-here is public API of FastAPI or Starlette, so a new FastAPI may move any of it: this module is
-the one place to look, and each function names the versions each of its branches serves.
+Supported range: FastAPI 0.117.1 up to 0.165, Starlette 0.46.2 and later (pyproject.toml bounds
+both; CI runs the suite at each end: ``scripts/test.sh`` on the newest, ``scripts/test-lowest.sh``
+on the floors). Nothing here is public API of FastAPI or Starlette, so a new FastAPI may move any
+of it: this module is the one place to look, and each function names the versions each of its
+branches serves. Read in place elsewhere, because every supported version has them alike and
+they carry no underscore: the fields of a route's ``Dependant`` and of FastAPI's ``ModelField``
+(``field_info``, ``alias``), and Starlette's ``Route``/``Router`` attributes.
 
 What it stands for, and why the plugin needs it:
 
@@ -19,8 +22,8 @@ What it stands for, and why the plugin needs it:
   attributes, the scope keys Starlette and FastAPI read back): ``route_entry`` skips the layers
   between the plugin and a route when they are FastAPI's own, and sets in the scope what they
   would have set. FastAPI 0.118 and later put an exit-stack middleware between Starlette's
-  exception middleware and the router; 0.115 to 0.117 have the router right there (the route
-  opens its own stack for uploaded files).
+  exception middleware and the router; 0.117 (and the unsupported 0.115 and 0.116) has the
+  router right there (the route opens its own stack for uploaded files).
 - **Included routers** (``fastapi.routing.iter_route_contexts``: 0.140 has it, 0.130 not):
   newer FastAPI serves an included router's routes through per-include contexts; older FastAPI copied
   them into ``app.router.routes``.
@@ -50,7 +53,7 @@ from starlette.types import ASGIApp, Scope
 
 try:  # FastAPI 0.118 and later: the exit stack for uploaded files is a middleware of its own
     from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware as _FileStackMiddleware
-except ImportError:  # FastAPI 0.115 to 0.117: the route opens it itself
+except ImportError:  # FastAPI 0.117 and older: the route opens it itself
     _FileStackMiddleware = None  # type: ignore[assignment,misc]
 
 # The scope keys the skipped layers set, as Starlette and FastAPI read them back.
@@ -158,8 +161,8 @@ def is_async_handler(handler: Any) -> bool:
 def api_routes(app: FastAPI) -> Iterator[APIRoute]:
     """The app's API routes, those of included routers too, as the app serves them.
 
-    Newer FastAPI (0.140 has it, 0.130 not) keeps an included router as one lazy entry of ``app.router.routes``
-    and serve its routes through per-include contexts (prefix, dependencies), which
+    Newer FastAPI (0.140 has it, 0.130 not) keeps an included router as one lazy entry of
+    ``app.router.routes`` and serves its routes through per-include contexts (prefix, dependencies), which
     ``iter_route_contexts`` flattens; an included route is yielded as its context, which answers
     like an ``APIRoute``. Older FastAPI copied included routes into ``app.router.routes``.
     """
@@ -245,7 +248,7 @@ def router_below_exceptions(layer: ExceptionMiddleware) -> ASGIApp | None:
     """What FastAPI puts below Starlette's exception middleware, past its own file stack.
 
     FastAPI 0.118 and later: its exit-stack middleware, then the router (None when something else
-    sits there). FastAPI 0.115 to 0.117: the router itself.
+    sits there). FastAPI 0.117 and older: the router itself.
     """
     below = layer.app
     if _FileStackMiddleware is None:
