@@ -368,6 +368,7 @@ def test_arguments_digest_canonicalisation() -> None:
     assert arguments_digest({"b": [1, 2]}) != arguments_digest({"b": [2, 1]}), "list order matters"
 
 
+@pytest.mark.slow  # a property over 300 examples
 @settings(max_examples=300)
 @given(
     st.dictionaries(

@@ -139,6 +139,7 @@ def test_numbers_too_large_for_a_double_are_seen_whatever_their_spelling() -> No
         assert math.isinf(float(text)) and _may_overflow(text.encode()), text
 
 
+@pytest.mark.slow  # a property over 400 examples
 @settings(max_examples=400)
 @given(st.text("0123456789", min_size=1, max_size=260), st.integers(0, 260), st.integers(-400, 400))
 @example(digits="17976931348623159", point=1, exponent=308)
@@ -162,6 +163,7 @@ JSON_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow  # a property over 400 examples
 @settings(max_examples=400)
 @given(JSON_VALUES)
 def test_any_json_value_is_written_as_the_json_module_writes_it_and_read_back(value: Any) -> None:
@@ -196,6 +198,7 @@ FRAGMENTS = st.sampled_from(
 )  # fmt: skip
 
 
+@pytest.mark.slow  # a property over 600 examples
 @settings(max_examples=600)
 @given(st.lists(FRAGMENTS, max_size=12))
 def test_any_text_of_json_fragments_reads_as_the_json_module_reads_it(fragments: list[str]) -> None:
