@@ -41,7 +41,8 @@ from fastapi_mrtr.integration.middleware import MrtrMiddleware
 from fastapi_mrtr.integration.tool_methods import ToolMethods, ToolRegistry
 from fastapi_mrtr.integration.tools import ToolSpec, validate_tool_name
 from fastapi_mrtr.integration.workers import several_processes_hint
-from fastapi_mrtr.transport.endpoint import Handler, RpcEndpoint, RpcRequest, StreamHandler
+from fastapi_mrtr.transport.endpoint import Handler, RpcEndpoint, StreamHandler
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
 
 logger = logging.getLogger("fastapi_mrtr")

@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from fastapi_mrtr.features.prompts import PromptRegistry
 from fastapi_mrtr.features.resources import ResourceRegistry
-from fastapi_mrtr.transport.endpoint import RpcRequest
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject, WireModel, dump
 

@@ -43,7 +43,7 @@ from fastapi_mrtr.integration.functions import (
     validate_arguments,
 )
 from fastapi_mrtr.integration.pagination import listing
-from fastapi_mrtr.transport.endpoint import RpcRequest
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ServerError
 from fastapi_mrtr.wire.protocol import BlobResourceContents, JSONObject, ReadResourceResult, TextResourceContents, dump
 

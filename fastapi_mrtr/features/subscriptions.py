@@ -31,8 +31,9 @@ from typing import Any
 from starlette.types import Send
 
 from fastapi_mrtr.engine.options import PrincipalResolver
-from fastapi_mrtr.transport.endpoint import RpcRequest, error_body
+from fastapi_mrtr.transport.endpoint import error_body
 from fastapi_mrtr.transport.http import SSE_HEADERS, send_json, sse_event, wait_disconnect
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from fastapi_mrtr.wire.protocol import META_SERVER_INFO, META_SUBSCRIPTION_ID, JSONObject, RequestId
 

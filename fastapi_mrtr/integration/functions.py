@@ -21,7 +21,7 @@ from starlette.requests import Request
 
 from fastapi_mrtr.engine.call import CallRecord, catch_suspension, find_exception
 from fastapi_mrtr.engine.context import ReplayDivergedError, ToolContext
-from fastapi_mrtr.transport.endpoint import RpcRequest
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject
 

@@ -20,7 +20,7 @@ from fastapi_mrtr.integration.param_headers import check_param_headers
 from fastapi_mrtr.integration.results import error_result, tool_result
 from fastapi_mrtr.integration.route_entry import ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
-from fastapi_mrtr.transport.endpoint import RpcRequest
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject
 
