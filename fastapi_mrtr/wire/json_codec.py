@@ -54,9 +54,12 @@ def encode(message: Any, *, finite: bool = False) -> bytes:
         pass  # the json module writes it or gives its own error
     else:
         # Outside strings these words are the only spelling of a non-finite float; inside a
-        # string they are harmless, and the json module, which tells the two apart, decides.
-        if not (finite and (b"NaN" in text or b"Infinity" in text)):
-            return text
+        # string they are harmless. The json module, which tells the two apart, decides (it
+        # raises ValueError for a non-finite float), but the text stays pydantic-core's, so that
+        # ``finite`` changes which values are refused, never how a float is spelled.
+        if finite and (b"NaN" in text or b"Infinity" in text):
+            _STDLIB_FINITE.encode(message)
+        return text
     return (_STDLIB_FINITE if finite else _STDLIB_COMPACT).encode(message).encode()
 
 

@@ -227,3 +227,12 @@ def test_finite_writing_refuses_what_json_cannot_hold(value: Any) -> None:
 def test_finite_writing_keeps_the_words_inside_strings() -> None:
     value = {"NaN": "Infinity", "note": "-Infinity and NaN"}
     assert encode(value, finite=True) == stdlib_bytes(value)
+
+
+def test_finite_writing_spells_floats_as_plain_writing_does_when_the_words_are_in_strings() -> None:
+    """Found by the property above: a key "Infinity" sent the float to the json module's spelling."""
+    value = {"Infinity": 1e-05, "note": "NaN", "x": [2.5e-7]}
+    assert encode(value, finite=True) == encode(value)
+    assert decode(encode(value, finite=True)) == value
+    with pytest.raises(ValueError):
+        encode({"Infinity": float("inf")}, finite=True)
