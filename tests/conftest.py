@@ -7,7 +7,17 @@ registered in pyproject.toml under ``[tool.pytest.ini_options]``.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run unless asked to explore: a CI run must not
+# fail by the luck of a new random draw (a failure must be reproducible on the spot), and the
+# examples a search finds are kept as regression tests. HYPOTHESIS_PROFILE=explore searches anew.
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture
