@@ -85,7 +85,9 @@ class MCP:
         self._streams: dict[str, StreamHandler] = {}
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
-        self._endpoint = RpcEndpoint(self.options, lambda: self._methods, lambda: self._streams)
+        self._endpoint = RpcEndpoint(
+            self.options, lambda: self._methods, lambda: self._streams, lambda: self._capabilities
+        )
         self.prompts = PromptRegistry()
         self.resources = ResourceRegistry()
         self.completions = CompletionRegistry(self.prompts, self.resources)
@@ -214,19 +216,25 @@ class MCP:
 
     def notify_tools_changed(self) -> None:
         """Tell listening clients that the tool list changed (``notifications/tools/list_changed``)."""
-        self.subscriptions.publish(TOOLS_LIST_CHANGED)
+        self._publish(TOOLS_LIST_CHANGED)
 
     def notify_prompts_changed(self) -> None:
         """Tell listening clients that the prompt list changed."""
-        self.subscriptions.publish(PROMPTS_LIST_CHANGED)
+        self._publish(PROMPTS_LIST_CHANGED)
 
     def notify_resources_changed(self) -> None:
         """Tell listening clients that the resource list changed."""
-        self.subscriptions.publish(RESOURCES_LIST_CHANGED)
+        self._publish(RESOURCES_LIST_CHANGED)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell clients subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
-        self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri})
+        self._publish(RESOURCE_UPDATED, {"uri": uri})
+
+    def _publish(self, method: str, params: JSONObject | None = None) -> None:
+        """To modern listeners (``subscriptions/listen``) and 2025-era sessions (their GET stream)."""
+        self.subscriptions.publish(method, params)
+        if self._endpoint.legacy is not None:
+            self._endpoint.legacy.publish(method, params)
 
     def _list_changed(self, capability: JSONObject) -> JSONObject:
         return {**capability, "listChanged": True} if self.options.subscriptions else capability

@@ -42,8 +42,12 @@ class InputRequiredConfig:
       ``flow_timeout`` still applies).
     * ``flow_timeout``: seconds from a flow's first round to its last retry, sealed once and
       carried unchanged through every round (0 = no limit).
-    * ``legacy_shim``: reserved for serving clients of the 2025 protocol versions through a shim;
-      it has no effect yet.
+    * ``legacy_shim``: serve 2025-era clients too (on by default). They open an MCP session with
+      ``initialize``; when a handler asks (``ctx.elicit`` and friends), the server sends each
+      question as a real request on the call's stream and replays the handler in process with the
+      answers, under the same ``max_rounds`` and with ``round_timeout`` bounding each wait for
+      the client. ``False`` makes the server modern-only: ``initialize`` is refused with the
+      versions it supports (docs/eras.md).
     * ``accept_unsolicited_answers``: on a first round (no ``requestState``), also use
       ``inputResponses`` for keys the handler asks, and show them in ``ctx.input_responses``.
       Off by default: answers count only for questions the server sealed into the previous
@@ -53,7 +57,7 @@ class InputRequiredConfig:
     max_rounds: int = 10
     round_timeout: float = 300.0
     flow_timeout: float = 1800.0
-    legacy_shim: bool = False
+    legacy_shim: bool = True
     accept_unsolicited_answers: bool = False
 
     def __post_init__(self) -> None:
@@ -80,6 +84,10 @@ class ServerOptions:
     ``allowed_origins`` (besides localhost; ``"*"`` allows any), ``max_body_bytes``.
     Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope`` (the caching hints of every list,
     ``resources/read`` and ``server/discover`` result).
+    2025-era sessions (see ``InputRequiredConfig.legacy_shim``): ``legacy_max_sessions`` (open at
+    once in this process), ``legacy_session_idle_timeout`` (seconds before an idle session ends),
+    ``legacy_sse_close_after`` (seconds after which a running call's stream is closed for the
+    client to resume with ``Last-Event-ID``, SEP-1699 polling; 0 keeps it open).
     Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
     ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
     (open streams of one caller: its principal, else its client address), ``subscription_max_seconds``
@@ -109,6 +117,10 @@ class ServerOptions:
     cache_ttl_ms: int = 60_000
     cache_scope: Literal["public", "private"] = "public"
 
+    legacy_max_sessions: int = 10_000
+    legacy_session_idle_timeout: float = 3600.0
+    legacy_sse_close_after: float = 0.0
+
     subscriptions: bool = True
     subscription_max_streams: int = 1000
     subscription_max_streams_per_caller: int = 16
@@ -127,6 +139,10 @@ class ServerOptions:
             raise ValueError("cache_ttl_ms must be >= 0")
         if min(self.subscription_max_streams, self.subscription_max_streams_per_caller) <= 0:
             raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
+        if self.legacy_max_sessions <= 0:
+            raise ValueError("legacy_max_sessions must be positive")
+        if self.legacy_session_idle_timeout < 0 or self.legacy_sse_close_after < 0:
+            raise ValueError("legacy_session_idle_timeout and legacy_sse_close_after must be >= 0 (0 = none)")
         if self.subscription_max_seconds <= 0:
             raise ValueError("subscription_max_seconds must be positive")
         if self.subscription_keepalive_seconds <= 0:

@@ -44,7 +44,13 @@ from fastapi_mrtr.integration.functions import (
 )
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.transport.request import RpcRequest
-from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ServerError
+from fastapi_mrtr.wire.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LEGACY_RESOURCE_NOT_FOUND,
+    McpError,
+    ServerError,
+)
 from fastapi_mrtr.wire.protocol import BlobResourceContents, JSONObject, ReadResourceResult, TextResourceContents, dump
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
@@ -52,7 +58,12 @@ _VARIABLE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
 class ResourceNotFoundError(McpError):
-    """Raise from a resource function when the URI names nothing: -32602 with ``data.uri``."""
+    """Raise from a resource function when the URI names nothing: -32602 with ``data.uri``.
+
+    A 2025-era session gets the code that era used, -32002.
+    """
+
+    legacy_code = LEGACY_RESOURCE_NOT_FOUND
 
     def __init__(self, uri: str, message: str = "Resource not found") -> None:
         super().__init__(INVALID_PARAMS, message, {"uri": uri})

@@ -24,11 +24,14 @@ from fastapi_mrtr.transport.http import (
     sse_event,
     wait_disconnect,
 )
+from fastapi_mrtr.transport.legacy.endpoint import LegacyEndpoint
+from fastapi_mrtr.transport.legacy.era import is_legacy_post, names_session, opens_legacy_session
 from fastapi_mrtr.transport.request import RequestValidator, RpcRequest
 from fastapi_mrtr.wire.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     ClientDisconnectedError,
     McpError,
     RequestRejectedError,
@@ -37,6 +40,7 @@ from fastapi_mrtr.wire.errors import (
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import (
     META_SERVER_INFO,
+    SUPPORTED_PROTOCOL_VERSIONS,
     JSONObject,
 )
 
@@ -64,6 +68,7 @@ class RpcEndpoint:
         options: ServerOptions,
         methods: Callable[[], Mapping[str, Handler]],
         streams: Callable[[], Mapping[str, StreamHandler]],
+        capabilities: Callable[[], JSONObject] = dict,
     ) -> None:
         self.options = options
         self._validator = RequestValidator(options)
@@ -72,6 +77,9 @@ class RpcEndpoint:
         self.server_info: JSONObject = {"name": options.name, "version": options.version}
         if options.title:
             self.server_info["title"] = options.title
+        self.legacy: LegacyEndpoint | None = None
+        if options.input_required_config.legacy_shim:
+            self.legacy = LegacyEndpoint(options, methods, capabilities, self.server_info)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -85,7 +93,19 @@ class RpcEndpoint:
             return
         headers = header_map(scope)
         try:
-            rpc = await self._validator.accept(scope, receive, headers)
+            if self.legacy is not None and scope["method"] in ("GET", "DELETE") and names_session(headers):
+                self._validator.check_peer(scope, headers)
+                await (self.legacy.get if scope["method"] == "GET" else self.legacy.delete)(
+                    scope, receive, send, headers
+                )
+                return
+            message = await self._validator.read_message(scope, receive, headers)
+            if self.legacy is not None and is_legacy_post(headers, message):
+                await self.legacy.post(message, scope, receive, send, headers)
+                return
+            if self.legacy is None and opens_legacy_session(headers, message):
+                raise _modern_only(message)
+            rpc = self._validator.envelope(message, scope, receive, headers)
         except RequestRejectedError as reject:
             body = error_body(reject.request_id, reject.code, reject.message, reject.data)
             extra = [(b"allow", b"POST")] if reject.http_status == 405 else None
@@ -170,6 +190,21 @@ class RpcEndpoint:
             return
         await start()
         await send({"type": "http.response.body", "body": sse_event(message), "more_body": False})
+
+
+def _modern_only(message: JSONObject) -> RequestRejectedError:
+    """``initialize`` on a server without the legacy shim: name the versions it speaks (the spec's SHOULD)."""
+    params = message.get("params")
+    requested = params.get("protocolVersion") if isinstance(params, dict) else None
+    supported = list(SUPPORTED_PROTOCOL_VERSIONS)
+    return RequestRejectedError(
+        400,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        f"Unsupported protocol version: this server speaks MCP {', '.join(supported)} only, which has no "
+        "initialize; send each request with its _meta (protocolVersion, clientCapabilities)",
+        {"supported": supported, "requested": requested},
+        request_id=message.get("id") if isinstance(message.get("id"), (str, int)) else None,
+    )
 
 
 async def _answer_departed_client(send: Send) -> None:

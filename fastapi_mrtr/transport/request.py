@@ -55,6 +55,7 @@ class RpcRequest:
     headers: dict[str, str]
     receive: Receive
     notify: Notify | None = None
+    legacy: bool = False  # from a 2025-era session: its _meta was built from the session
 
     @property
     def client_capabilities(self) -> JSONObject:
@@ -90,6 +91,11 @@ class RequestValidator:
         self.options = options
 
     async def accept(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
+        message = await self.read_message(scope, receive, headers)
+        return self.envelope(message, scope, receive, headers)
+
+    def check_peer(self, scope: Scope, headers: dict[str, str]) -> None:
+        """Refuse a request from a page on another origin, or sent to a Host this server is not."""
         options = self.options
         if not origin_allowed(headers.get("origin"), options.allowed_origins):
             raise RequestRejectedError(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
@@ -98,6 +104,11 @@ class RequestValidator:
             raise RequestRejectedError(
                 421, INVALID_REQUEST, "Misdirected request: Host not allowed (see allowed_hosts)"
             )
+
+    async def read_message(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> Any:
+        """The decoded JSON body of a POST that passes the HTTP checks (either era)."""
+        options = self.options
+        self.check_peer(scope, headers)
         if scope["method"] != "POST":
             raise RequestRejectedError(405, INVALID_REQUEST, "Method not allowed: this MCP endpoint accepts POST only")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
@@ -114,12 +125,12 @@ class RequestValidator:
                 413, INVALID_REQUEST, f"Request body too large (limit {options.max_body_bytes} bytes)"
             ) from None
         try:
-            message = decode(raw)
+            return decode(raw)
         except (ValueError, UnicodeDecodeError):
             raise RequestRejectedError(400, PARSE_ERROR, "Parse error: the body is not valid JSON") from None
-        return self._envelope(message, scope, receive, headers)
 
-    def _envelope(self, message: Any, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
+    def envelope(self, message: Any, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
+        """The modern (2026-07-28) request in ``message``, or None for a notification."""
         if isinstance(message, list):
             raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: batches are not supported")
         if not isinstance(message, dict):

@@ -54,10 +54,17 @@ INTERNAL_ERROR = -32603
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# Codes of the 2025 (handshake) era, used only on legacy MCP sessions.
+LEGACY_SESSION_NOT_FOUND = -32001  # also a timed-out request, as the 2025-era SDKs use it
+LEGACY_RESOURCE_NOT_FOUND = -32002
+LEGACY_URL_ELICITATION_REQUIRED = -32042
 
 
 class McpError(Exception):
     """A JSON-RPC request failed: carries the error object's code, message and data."""
+
+    legacy_code: int | None = None
+    """The code this error travels with on a 2025-era session, when that era had another one."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)

@@ -15,6 +15,8 @@ from pydantic.alias_generators import to_camel
 
 PROTOCOL_VERSION = "2026-07-28"
 SUPPORTED_PROTOCOL_VERSIONS = (PROTOCOL_VERSION,)
+# The handshake-era versions a legacy MCP session may negotiate with ``initialize``, newest first.
+LEGACY_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 # Keys of the per-request ``_meta`` object (SEP-2575).
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"

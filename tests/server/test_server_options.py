@@ -18,7 +18,7 @@ def test_the_server_config_has_only_server_fields_and_these_defaults() -> None:
         "max_rounds": 10,
         "round_timeout": 300.0,
         "flow_timeout": 1800.0,
-        "legacy_shim": False,
+        "legacy_shim": True,
         "accept_unsolicited_answers": False,
     }
 

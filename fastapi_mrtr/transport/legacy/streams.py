@@ -1,0 +1,126 @@
+"""Writing a legacy session's event logs to HTTP responses.
+
+A call's answer starts as nothing at all: when the call ends before it has sent anything else,
+the client gets one JSON body (the cheapest answer, and the usual one). As soon as the call has
+something to send first (progress, a log message, a request to the client), or the server decides
+to close a long call's stream (``legacy_sse_close_after``, SEP-1699 polling), the answer becomes an
+SSE stream that starts with a priming event (an id to resume from, and ``retry``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable
+from typing import Any
+
+from starlette.types import Receive, Send
+
+from fastapi_mrtr.transport.http import SSE_HEADERS, send_json, wait_disconnect
+from fastapi_mrtr.transport.legacy.events import EventLog
+from fastapi_mrtr.wire.json_codec import encode
+
+KEEPALIVE = b": keepalive\n\n"
+
+
+class CallAnswer:
+    """The HTTP answer to one POSTed call whose work runs in ``task`` and writes to ``log``."""
+
+    def __init__(self, log: EventLog, task: asyncio.Task[Any], *, primes: bool, close_after: float) -> None:
+        self.log = log
+        self.task = task
+        self.primes = primes
+        self.close_after = close_after  # 0: keep the stream open until the call ends
+        self.result_message: Any = None  # set by the work when its only event is the response
+
+    async def send(self, receive: Receive, send: Send, can_stream: bool) -> bool:
+        """Answer the POST; True when every event was delivered on it (the log may be dropped)."""
+        disconnect = asyncio.ensure_future(wait_disconnect(receive))
+        timer = asyncio.ensure_future(asyncio.sleep(self.close_after)) if can_stream and self.close_after > 0 else None
+        try:
+            first = asyncio.ensure_future(self.log.wait_beyond(0))
+            await _first_of(disconnect, first, timer)
+            first.cancel()
+            if disconnect.done():
+                await self._client_left(send)
+                return True
+            if self.log.finished and self.log.last_seq == 1 and self.result_message is not None:
+                await send_json(send, 200, encode(self.result_message))
+                return True
+            if not can_stream:  # nothing can be streamed: the work ends the call without events
+                await _first_of(disconnect, asyncio.ensure_future(self._wait_finished()))
+                if disconnect.done():
+                    await self._client_left(send)
+                    return True
+                await send_json(send, 200, encode(self.result_message))
+                return True
+            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            if self.primes:
+                await _body(send, self.log.priming_frame())
+            delivered = await follow(self.log, 0, send, disconnect, timer)
+            if disconnect.done() and not self.log.finished:
+                self.task.cancel()  # the client closed the stream: that cancels the call
+            await _end(send)
+            return delivered
+        finally:
+            disconnect.cancel()
+            if timer is not None:
+                timer.cancel()
+
+    async def _wait_finished(self) -> None:
+        while not self.log.finished:
+            await self.log.wait_beyond(self.log.last_seq)
+
+    async def _client_left(self, send: Send) -> None:
+        self.task.cancel()
+        # The socket is gone; the answer only completes the ASGI response (see the modern endpoint).
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await _end(send)
+
+
+async def follow(
+    log: EventLog,
+    after: int,
+    send: Send,
+    disconnect: asyncio.Future[Any],
+    stop: asyncio.Future[Any] | None = None,
+    keepalive: float = 0,
+) -> bool:
+    """Send ``log``'s frames after ``after`` until it finishes (True), the client leaves or ``stop`` fires."""
+    position = after
+    while True:
+        for seq, frame in log.since(position):
+            await _body(send, frame)
+            position = seq
+        log.delivered = max(log.delivered, position)
+        if log.finished:
+            return True
+        changed = asyncio.ensure_future(log.wait_beyond(position))
+        waits: list[Awaitable[Any]] = [disconnect, changed]
+        if stop is not None:
+            waits.append(stop)
+        tick = asyncio.ensure_future(asyncio.sleep(keepalive)) if keepalive > 0 else None
+        try:
+            await _first_of(*waits, tick)
+        finally:
+            changed.cancel()
+            if tick is not None:
+                tick.cancel()
+        if disconnect.done() or (stop is not None and stop.done()):
+            return False
+        if tick is not None and tick.done() and not changed.done():
+            await _body(send, KEEPALIVE)
+
+
+async def _first_of(*waits: Awaitable[Any] | None) -> None:
+    futures = [asyncio.ensure_future(w) for w in waits if w is not None]
+    await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+
+
+async def _body(send: Send, frame: bytes) -> None:
+    await send({"type": "http.response.body", "body": frame, "more_body": True})
+
+
+async def _end(send: Send) -> None:
+    with contextlib.suppress(Exception):
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
