@@ -42,7 +42,7 @@ class _Asked(list[str]):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, list) and len(other) == len(self)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 def _messages(exchange: Exchange) -> list[dict[str, Any]]:
