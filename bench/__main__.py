@@ -2,7 +2,9 @@
 
 One run: the shared rig (``../shared/bench/rig.py`` from the repository root) measures the raw
 ASGI and FastAPI floors and a nested-call floor (bench/nested_floor.py) on ``echo``, and the
-official SDK, FastMCP and this project on ``echo`` and ``mrtr``; then the resident memory of
+official SDK, FastMCP and this project on ``echo`` and ``mrtr``, and in the same passes the legacy
+legs (bench/legacy.py: 2025-era sessions of this project and of the SDK, ``legacy-echo`` and the
+two-round ``legacy-elicit`` flow); then the resident memory of
 this project's server, the SDK's and the floors' after 1,000, 10,000 and 100,000 flows, in
 several trials (bench/memory.py); then the
 ``requestState`` length against the number of answered questions.
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import memory, tokens
+from . import legacy, memory, tokens
 from .memory import RIG, ROOT
 
 # The two floors of the shared rig, and this design's own: a FastAPI route calling a route in-process.
@@ -36,6 +38,30 @@ TARGETS = (
     ("CPU per echo call vs the official SDK", "ours", "echo", "sdk", "echo", 0.4),
     ("CPU per echo call vs the FastAPI route", "ours", "echo", "fastapi", "echo", 1.5),
     ("CPU per two-round MRTR flow vs the official SDK", "ours", "mrtr", "sdk", "mrtr", 0.4),
+    (
+        "CPU per legacy-session echo call vs the official SDK's legacy session (SSE)",
+        "ours",
+        "legacy-echo",
+        "sdk",
+        "legacy-echo",
+        0.5,
+    ),
+    (
+        "CPU per legacy-session echo call vs the official SDK's legacy session (JSON)",
+        "ours",
+        "legacy-echo",
+        "sdk-json",
+        "legacy-echo",
+        0.5,
+    ),
+    (
+        "CPU per two-round legacy elicitation flow vs the official SDK's",
+        "ours",
+        "legacy-elicit",
+        "sdk",
+        "legacy-elicit",
+        0.5,
+    ),
 )
 
 
@@ -147,6 +173,17 @@ def target_lines(rows: list[Row]) -> list[str]:
     return out
 
 
+def era_dispatch_lines(rows: list[Row]) -> list[str]:
+    """What the era check costs each modern request, against the modern rows' CPU per operation."""
+    echo_ns, retry_ns = legacy.era_dispatch_ns()
+    out = []
+    for work, ns, per_op in (("echo", echo_ns, 1), ("mrtr", retry_ns, 2)):
+        mine = cpu(rows, "ours", work)
+        share = f", {ns * per_op / 1000 / mine:.2%} of this project's `{work}` row" if mine else ""
+        out.append(f"- era dispatch on a modern `{work}` request (is_legacy_post): {ns:.0f} ns per request{share}")
+    return out
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
@@ -158,7 +195,7 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3, help="rig passes over every server (medians are compared)")
     parser.add_argument("--flows", default="1000,10000,100000", help="memory checkpoints (cumulative flows)")
     parser.add_argument("--trials", type=int, default=3, help="fresh server processes per memory run")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, memory, tokens")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, legacy, memory, tokens")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     if not (RIG / "rig.py").exists():
@@ -170,19 +207,30 @@ def main() -> None:
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
     ]
-    if "rig" not in skip:
+    if "rig" not in skip or "legacy" not in skip:
         passes = []
         for _ in range(args.passes):  # whole passes, so that slow spells of the machine hit every server
-            passes.append(run_rig(python, FLOORS, "echo", args.secs, args.conns))
-            passes.append(run_rig(python, PEERS, "echo,mrtr", args.secs, args.conns))
+            if "rig" not in skip:
+                passes.append(run_rig(python, FLOORS, "echo", args.secs, args.conns))
+                passes.append(run_rig(python, PEERS, "echo,mrtr", args.secs, args.conns))
+            if "legacy" not in skip:
+                passes.append(legacy.run_legs(python, args.secs, args.conns))
         rows = combine(passes)
+        legs = {
+            "rig": "the shared rig",
+            "legacy": "legacy legs by bench/legacy.py, measured as the shared rig measures",
+        }
+        legs["both"] = f"{legs['rig']}; {legs['legacy']}"
+        what = "both" if not skip & {"rig", "legacy"} else ("legacy" if "rig" in skip else "rig")
         report += [
             "",
-            f"CPU per operation (shared rig; median of {args.passes} passes of {args.secs} s per row, "
+            f"CPU per operation ({legs[what]}; median of {args.passes} passes of {args.secs} s per row, "
             f"{args.conns} connections; ratios between medians):",
             "",
         ]
         report += [*rig_table(rows), "", *target_lines(rows)]
+        if "legacy" not in skip:
+            report += era_dispatch_lines(rows)
     if "memory" not in skip:
         checkpoints = [int(n) for n in args.flows.split(",")]
         results = memory.measure(python, checkpoints, args.conns, args.trials)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command: prepare what it needs, then run `python -m bench` (see docs/performance.md).
 #
-#   bench/run.sh [--secs 8] [--flows 1000,10000,100000] [--skip rig,memory,tokens]
+#   bench/run.sh [--secs 8] [--flows 1000,10000,100000] [--skip rig,legacy,memory,tokens]
 #
 # Needs the shared rig beside the repository (../shared/bench) and, to install wrk, apt (as root
 # or with sudo). The venv .bench-venv gets the peers (mcp 2.3.0, FastMCP 4.1.6), uvicorn[standard],
