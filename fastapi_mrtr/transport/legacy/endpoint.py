@@ -380,7 +380,7 @@ class LegacyEndpoint:
         try:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             if session.primes_streams:
-                await send({"type": "http.response.body", "body": log.priming_frame(), "more_body": True})
+                await send({"type": "http.response.body", "body": log.priming_frame(after), "more_body": True})
             keepalive = self.options.subscription_keepalive_seconds
             if await follow(log, after, send, disconnect, keepalive=keepalive) and not notifications:
                 session.drop_stream(log)  # a resumed call's stream, delivered to its end

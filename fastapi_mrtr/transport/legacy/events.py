@@ -55,9 +55,10 @@ class EventLog:
             return []
         return [(n, frame) for n, frame in self._events if n > seq]
 
-    def priming_frame(self) -> bytes:
-        """The first frame of a stream: an id to resume from, the retry interval, no data."""
-        return b"id: " + self.event_id(self._seq).encode() + b"\nretry: " + str(RETRY_MS).encode() + b"\ndata: \n\n"
+    def priming_frame(self, after: int) -> bytes:
+        """The first frame of a writer that sends the events after ``after``: resuming from its id
+        replays all of them. It carries the retry interval and no data."""
+        return b"id: " + self.event_id(after).encode() + b"\nretry: " + str(RETRY_MS).encode() + b"\ndata: \n\n"
 
     async def wait_beyond(self, seq: int) -> None:
         """Wait until an event after ``seq`` is appended or the stream finishes."""

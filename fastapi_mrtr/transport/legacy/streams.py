@@ -56,7 +56,7 @@ class CallAnswer:
                 return True
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             if self.primes:
-                await _body(send, self.log.priming_frame())
+                await _body(send, self.log.priming_frame(0))
             delivered = await follow(self.log, 0, send, disconnect, timer)
             if disconnect.done() and not self.log.finished:
                 self.task.cancel()  # the client closed the stream: that cancels the call
