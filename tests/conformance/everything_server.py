@@ -8,6 +8,11 @@ questions with ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` (the replay 
 
 The sealing key comes from ``MRTR_STATE_KEY`` when it is set (the library reads it itself).
 Fixture names and texts follow the suite's scenario descriptions (docs/conformance.md).
+
+One server serves both eras on one endpoint: the 2026-07-28 scenarios (MRTR: a question travels in
+the result) and the 2025-11-25 ones (an ``initialize`` session: the same ``ctx.elicit`` goes out as
+a request on the call's stream). No tool looks at the era; the tools only the 2025-11-25 scenarios
+call are in ``_session_era_tools``.
 """
 
 from __future__ import annotations
@@ -16,15 +21,16 @@ import argparse
 import asyncio
 import base64
 import io
+import json
 import struct
 import wave
 import zlib
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import uvicorn
 from fastapi import Body, FastAPI, HTTPException, Query, Response
 from fastapi.responses import PlainTextResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from fastapi_mrtr import (
     MCP,
@@ -107,6 +113,56 @@ class Contact(BaseModel):
     email: str | None = None
 
 
+class UserInfoForm(BaseModel):
+    """tools-call-elicitation's form: both fields required."""
+
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+class DefaultsForm(BaseModel):
+    """elicitation-sep1034-defaults: one default of each primitive type (SEP-1034)."""
+
+    name: str = Field("John Doe", description="User name")
+    age: int = Field(30, description="User age")
+    score: float = Field(95.5, description="User score")
+    status: Literal["active", "inactive", "pending"] = Field("active", description="User status")
+    verified: bool = Field(True, description="Verification status")
+
+
+def _titled(pairs: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    return [{"const": value, "title": title} for value, title in pairs]
+
+
+TITLED_SINGLE = (("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option"))
+TITLED_MULTI = (("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice"))
+LEGACY_NAMES = ["Option One", "Option Two", "Option Three"]
+
+
+class EnumForm(BaseModel):
+    """elicitation-sep1330-enums: the five enum forms of SEP-1330.
+
+    Each field validates as a ``Literal`` (or a list of one); ``WithJsonSchema`` only changes how
+    the titled and legacy forms are drawn (``oneOf`` / ``enumNames`` / ``items.anyOf``), which
+    Pydantic does not produce from a ``Literal`` by itself.
+    """
+
+    untitledSingle: Literal["option1", "option2", "option3"] = Field(title="Untitled single-select")
+    titledSingle: Annotated[
+        Literal["value1", "value2", "value3"],
+        WithJsonSchema({"type": "string", "oneOf": _titled(TITLED_SINGLE)}),
+    ] = Field(title="Titled single-select")
+    legacyEnum: Annotated[
+        Literal["opt1", "opt2", "opt3"],
+        WithJsonSchema({"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": LEGACY_NAMES}),
+    ] = Field(title="Legacy titled enum")
+    untitledMulti: list[Literal["option1", "option2", "option3"]] = Field(title="Untitled multi-select")
+    titledMulti: Annotated[
+        list[Literal["value1", "value2", "value3"]],
+        WithJsonSchema({"type": "array", "items": {"anyOf": _titled(TITLED_MULTI)}}),
+    ] = Field(title="Titled multi-select")
+
+
 JSON_SCHEMA_2020_12: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -142,10 +198,15 @@ def create_app() -> FastAPI:
             # The suite sends some answers on a first round, without any requestState (the
             # "ignore-extra-params" and "missing-input-response" scenarios); take them.
             input_required_config=InputRequiredConfig(accept_unsolicited_answers=True),
+            # SEP-1699 polling (server-sse-polling): a 2025-era call still running after half a
+            # second has its stream closed, and the client resumes it with GET + Last-Event-ID.
+            # test_reconnection runs longer than that; every other tool ends well before.
+            legacy_sse_close_after=0.5,
         ),
     )
     _tools(app, mcp)
     _mrtr_tools(app, mcp)
+    _session_era_tools(app, mcp)
     _prompts(mcp)
     _resources(mcp)
     app.mount("/mcp", mcp)
@@ -337,6 +398,66 @@ def _mrtr_tools(app: FastAPI, mcp: MCP) -> None:
         return f"Hello, {_text_of(reply.content)}!"
 
 
+def _session_era_tools(app: FastAPI, mcp: MCP) -> None:
+    """The tools only the 2025-11-25 scenarios call; written like any other tool, era-blind."""
+
+    @mcp.tool()
+    @app.post("/session/logging", response_class=PlainTextResponse)
+    async def test_tool_with_logging(ctx: Context) -> str:
+        """Logs three info messages, about 50 ms apart (sent at the level the client set)."""
+        texts = ("Tool execution started", "Tool processing data", "Tool execution completed")
+        for index, text in enumerate(texts):
+            if index:
+                await asyncio.sleep(0.05)
+            await ctx.log("info", text, logger_name="everything-server")
+        return "Logging test completed: 3 messages sent"
+
+    @mcp.tool()
+    @app.post("/session/sampling", response_class=PlainTextResponse)
+    async def test_sampling(
+        prompt: Annotated[str, Body(embed=True, description="The prompt to send to the LLM")], ctx: Context
+    ) -> str:
+        """Asks the client's model to answer the prompt (sampling/createMessage, maxTokens 100)."""
+        reply = await ctx.sample(prompt, max_tokens=100, key="llm_reply")
+        return f"LLM response: {_text_of(reply.content)}"
+
+    @mcp.tool()
+    @app.post("/session/elicitation", response_class=PlainTextResponse)
+    async def test_elicitation(
+        message: Annotated[str, Body(embed=True, description="The message to show the user")], ctx: Context
+    ) -> str:
+        """Asks the user for a username and an email address, with the given message."""
+        answer = await ctx.elicit(message, UserInfoForm, key="user_info")
+        return f"User response: {_answer_text(answer.action, answer.content)}"
+
+    @mcp.tool()
+    @app.post("/session/elicitation-defaults", response_class=PlainTextResponse)
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Asks for a form whose every field has a default (string, integer, number, enum, boolean)."""
+        message = "Please review and update the form fields with defaults"
+        answer = await ctx.elicit(message, DefaultsForm, key="defaults")
+        return f"Elicitation completed: {_answer_text(answer.action, answer.content)}"
+
+    @mcp.tool()
+    @app.post("/session/elicitation-enums", response_class=PlainTextResponse)
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Asks for a form with the five enum forms: untitled, titled and legacy single, untitled and titled multi."""
+        answer = await ctx.elicit("Please select options from the enum fields", EnumForm, key="enums")
+        return f"Elicitation completed: {_answer_text(answer.action, answer.content)}"
+
+    @mcp.tool()
+    @app.post("/session/reconnection", response_class=PlainTextResponse)
+    async def test_reconnection() -> str:
+        """Runs past the server's legacy_sse_close_after, so a 2025-era client resumes its stream (SEP-1699)."""
+        await asyncio.sleep(1.5)
+        return "Reconnection test completed successfully"
+
+
+def _answer_text(action: str, content: BaseModel | None) -> str:
+    shown = json.dumps(content.model_dump(mode="json")) if content is not None else "{}"
+    return f"action={action}, content={shown}"
+
+
 def _text_of(content: Any) -> str:
     texts: list[str] = []
     for block in content if isinstance(content, list) else [content]:
@@ -406,6 +527,11 @@ def _resources(mcp: MCP) -> None:
     def static_binary() -> bytes:
         """A static binary resource (a PNG image)."""
         return PNG
+
+    @mcp.resource("test://watched-resource", name="watched-resource", mime_type="text/plain")
+    def watched_resource() -> str:
+        """A resource clients subscribe to (resources/subscribe and resources/unsubscribe)."""
+        return "This is a watched resource."
 
     @mcp.resource("test://template/{id}/data", name="template-data", mime_type="application/json")
     def template_data(id: str) -> dict[str, Any]:
