@@ -70,14 +70,14 @@ def as_traffic(flow: dict[str, Any]) -> Traffic:
     return traffic
 
 
-def check_session(flow: dict[str, Any], questions: list[str]) -> list[dict[str, Any]]:
+def check_session(flow: dict[str, Any], questions: list[str], version: str = "2025-11-25") -> list[dict[str, Any]]:
     """One clean 2025-11-25 session that was asked ``questions`` (in order: an elicitation by its
     text, others by method) by server requests and ended with DELETE; returns the SSE streams the
     client read (POST and GET answers)."""
     assert flow.get("error") is None, flow["error"]
     assert flow["errors"] == []  # nothing the SDK found wrong while the flow ran
-    assert flow["protocolVersion"] == "2025-11-25"
-    assert legacy_era_issues(as_traffic(flow), questions=len(questions)) == []
+    assert flow["protocolVersion"] == version
+    assert legacy_era_issues(as_traffic(flow), questions=len(questions), version=version) == []
     assert flow["sessionId"] == flow["traffic"][0]["mintedSession"]
     asked = [
         entry["message"] if entry["method"] == "elicitation/create" else entry["method"] for entry in flow["asked"]
@@ -85,16 +85,20 @@ def check_session(flow: dict[str, Any], questions: list[str]) -> list[dict[str, 
     assert asked == questions
     ids = [entry["id"] for entry in flow["asked"]]
     assert len(set(ids)) == len(ids) == len(questions)
+    primed = version >= "2025-11-25"  # SEP-1699 (priming, resumption) and the mode field came then
     for entry in flow["asked"]:
         if entry["method"] == "elicitation/create":
-            assert entry["mode"] == "form"  # a 2025-11-25 session gets the mode field
+            assert entry["mode"] == ("form" if primed else None)
     [delete] = [sent for sent in flow["traffic"] if sent["http"] == "DELETE"]
     assert delete["status"] == 200 and flow["terminated"] is True
     streams = [sent for sent in flow["traffic"] if sent["contentType"] == "text/event-stream"]
     for stream in streams:
-        first = stream["events"][0]
-        # SEP-1699 priming: an id to resume from and a retry interval, with no message
-        assert "id" in first and first.get("retry") and not first.get("data"), stream["events"]
+        if primed:
+            # SEP-1699 priming: an id to resume from and a retry interval, with no message
+            first = stream["events"][0]
+            assert "id" in first and first.get("retry") and not first.get("data"), stream["events"]
+        else:
+            assert all(event.get("data") for event in stream["events"]), stream["events"]
         assert all("id" in event for event in stream["events"])  # every event can be resumed from
     # the standalone GET stream the SDK opens after notifications/initialized
     assert [sent["status"] for sent in flow["traffic"] if sent["http"] == "GET" and not sent["lastEventId"]] == [200]
@@ -164,6 +168,24 @@ def test_bookshop_flows(node: str, bookshop: Shop) -> None:
     assert deletion["booksAfter"] == [1, 2, 3]
     assert bookshop.rows("SELECT id FROM books ORDER BY id") == [(1,), (2,), (3,)]
     assert bookshop.rows("SELECT id, title FROM deleted_books") == [(4, "Kindred")]
+
+
+def test_bookshop_order_in_a_2025_06_18_session(node: str, bookshop: Shop) -> None:
+    """A 1.x client released before 2025-11-25 (initialize asks for 2025-06-18): the same flow,
+    with questions as that version has them (no mode field) and streams without priming events."""
+    flows = run_flows(node, bookshop.url, "bookshop", ["place_order_2025_06_18"], ADMIN_TOKEN)
+    order = flows["place_order_2025_06_18"]
+    questions = ["Place this order for 1 x 'The Left Hand of Darkness', 11.00 EUR?", "Shipping speed?"]
+    check_session(order, questions, version="2025-06-18")
+    assert order["traffic"][0]["params"]["protocolVersion"] == "2025-06-18"
+    assert order["result"]["structuredContent"] == {
+        "status": "placed",
+        "order_id": 1,
+        "total_cents": 1100,
+        "shipping": "express",
+    }
+    assert [m.get("method") for m in messages(call_stream(order))] == ["elicitation/create", "elicitation/create", None]
+    assert bookshop.rows("SELECT book_id, quantity, shipping, customer FROM orders") == [(2, 1, "express", "alice")]
 
 
 def test_conformance_fixture_flows(node: str, everything: str) -> None:

@@ -38,6 +38,7 @@ const BOOKSHOP_ANSWERS = {
   'Sorry to hear that. What did you not like?': { text: 'The ending' },
   'Publish your 2-star review?': { value: true },
   "Really delete 'Kindred'? This cannot be undone.": { value: true },
+  "Place this order for 1 x 'The Left Hand of Darkness', 11.00 EUR?": { confirmed: true },
 };
 const EVERYTHING_ANSWERS = {
   'What is your name?': { name: 'Ada' },
@@ -49,6 +50,9 @@ const FLOWS = {
     { name: 'place_order', tool: 'place_order', arguments: { book_id: 1, quantity: 2 } },
     { name: 'review_book', tool: 'review_book', arguments: { book_id: 3 } },
     { name: 'delete_book', tool: 'delete_book', arguments: { book_id: 4 } },
+    // As the 1.x clients released before 2025-11-25 open their sessions (the SDK accepts the
+    // version when the server answers with it): no elicitation mode field, no SSE priming.
+    { name: 'place_order_2025_06_18', tool: 'place_order', arguments: { book_id: 2, quantity: 1 }, initializeVersion: '2025-06-18' },
   ],
   everything: [
     { name: 'multi_round', tool: 'test_input_required_result_multi_round', arguments: {} },
@@ -97,12 +101,17 @@ async function readEvents(stream, events) {
   }
 }
 
-/** A fetch that records each exchange (and, for SSE answers, a copy of the events) in traffic. */
-function recordingFetch(traffic) {
+/** A fetch that records each exchange (and, for SSE answers, a copy of the events) in traffic;
+ * with initializeVersion, initialize asks for that protocol version instead of the SDK's latest. */
+function recordingFetch(traffic, initializeVersion) {
   return async (input, init = {}) => {
     const headers = new Headers(init.headers ?? {});
     let body = null;
     if (typeof init.body === 'string' && init.body) body = JSON.parse(init.body);
+    if (initializeVersion && body?.method === 'initialize') {
+      body.params.protocolVersion = initializeVersion;
+      init = { ...init, body: JSON.stringify(body) };
+    }
     const exchange = {
       http: init.method ?? 'GET',
       rpc: body === null ? null : 'method' in body ? body.method : 'response',
@@ -135,7 +144,7 @@ async function runFlow(flow) {
   let closing = false;
   const summary = { tool: flow.tool, asked, traffic, errors, closeErrors };
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    fetch: recordingFetch(traffic),
+    fetch: recordingFetch(traffic, flow.initializeVersion),
     requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : undefined,
   });
   const client = new Client(
