@@ -15,6 +15,7 @@ fi
 
 python -m pip install -q --disable-pip-version-check -e ".[dev]"
 bash scripts/install-conformance.sh
+bash scripts/install-js-client.sh  # @modelcontextprotocol/sdk 1.32.2 for tests/legacy_clients
 
 # Every check runs even when an earlier one fails; any failure fails the run.
 status=0
