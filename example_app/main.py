@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
 
 from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ReplayStore, ServerOptions
-from fastapi_mrtr.state import RedisReplayStore
+from fastapi_mrtr.state import RedisRelay, RedisReplayStore
 
 from .auth import current_user, optional_user
 from .db import get_db
@@ -44,6 +44,8 @@ mcp = MCP(
         instructions="A bookshop: look books up, order them, review them.",
         allowed_hosts=tuple(filter(None, os.environ.get("BOOKSHOP_ALLOWED_HOSTS", "").split(","))),
         replay_store=_replay_store(),
+        # 2025-era sessions served by any replica: answers, resumed streams and DELETE go through Redis.
+        relay=RedisRelay(os.environ["MRTR_REDIS_URL"]) if os.environ.get("MRTR_REDIS_URL") else None,
     ),
 )
 

@@ -15,10 +15,11 @@ run a mounted app's lifespan, so nothing here depends on one).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fastapi import FastAPI
 from starlette.routing import Mount
@@ -44,6 +45,9 @@ from fastapi_mrtr.integration.workers import several_processes_hint
 from fastapi_mrtr.transport.endpoint import Handler, RpcEndpoint, StreamHandler
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
+
+if TYPE_CHECKING:
+    from fastapi_mrtr.state.redis_relay import RedisRelay
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -86,8 +90,9 @@ class MCP:
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
         self._endpoint = RpcEndpoint(
-            self.options, lambda: self._methods, lambda: self._streams, lambda: self._capabilities
+            self.options, lambda: self._methods, lambda: self._streams, lambda: self._capabilities, keys
         )
+        self._loop: asyncio.AbstractEventLoop | None = None  # the serving loop, seen on the first request
         self.prompts = PromptRegistry()
         self.resources = ResourceRegistry()
         self.completions = CompletionRegistry(self.prompts, self.resources)
@@ -231,10 +236,26 @@ class MCP:
         self._publish(RESOURCE_UPDATED, {"uri": uri})
 
     def _publish(self, method: str, params: JSONObject | None = None) -> None:
+        """To listeners here and, through the relay, on every other replica."""
+        self._publish_here(method, params)
+        relay, loop = self.options.relay, self._loop
+        if relay is not None and loop is not None and not loop.is_closed():
+            message = {"t": "notify", "method": method, "params": dict(params or {})}
+            loop.call_soon_threadsafe(lambda: loop.create_task(_broadcast(relay, message)))
+
+    def _publish_here(self, method: str, params: JSONObject | None = None) -> None:
         """To modern listeners (``subscriptions/listen``) and 2025-era sessions (their GET stream)."""
         self.subscriptions.publish(method, params)
         if self._endpoint.legacy is not None:
             self._endpoint.legacy.publish(method, params)
+
+    def _on_relay_message(self, message: JSONObject) -> None:
+        """A message from another replica: a notification to pass on, or something of a session."""
+        if message.get("t") == "notify":
+            params = message.get("params")
+            self._publish_here(str(message.get("method")), params if isinstance(params, dict) else None)
+        elif self._endpoint.legacy is not None:
+            self._endpoint.legacy.on_relay_message(message)
 
     def _list_changed(self, capability: JSONObject) -> JSONObject:
         return {**capability, "listChanged": True} if self.options.subscriptions else capability
@@ -261,6 +282,10 @@ class MCP:
         return self._mount_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._loop is None and scope["type"] == "http":
+            self._loop = asyncio.get_running_loop()
+            if self.options.relay is not None:
+                self.options.relay.start(self._on_relay_message)
         await self._endpoint(scope, receive, send)
 
     async def _discover(self, rpc: RpcRequest) -> JSONObject:
@@ -274,6 +299,13 @@ class MCP:
         if self.options.instructions:
             result["instructions"] = self.options.instructions
         return result
+
+
+async def _broadcast(relay: RedisRelay, message: JSONObject) -> None:
+    try:
+        await relay.broadcast(message)
+    except Exception as exc:  # Redis down: this replica's listeners got it; the others miss it
+        logger.warning("could not relay a notification to the other replicas: %s", exc)
 
 
 def _refuse_bare_decorator(kind: str, first: object) -> None:

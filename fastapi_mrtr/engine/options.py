@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Union
 
 if TYPE_CHECKING:
+    from fastapi_mrtr.state.redis_relay import RedisRelay
     from fastapi_mrtr.state.replay_store import ReplayStore
     from fastapi_mrtr.state.sealing import StateClaims
 
@@ -84,10 +85,13 @@ class ServerOptions:
     ``allowed_origins`` (besides localhost; ``"*"`` allows any), ``max_body_bytes``.
     Listing: ``page_size``, ``cache_ttl_ms``, ``cache_scope`` (the caching hints of every list,
     ``resources/read`` and ``server/discover`` result).
-    2025-era sessions (see ``InputRequiredConfig.legacy_shim``): ``legacy_max_sessions`` (open at
-    once in this process), ``legacy_session_idle_timeout`` (seconds before an idle session ends),
-    ``legacy_sse_close_after`` (seconds after which a running call's stream is closed for the
-    client to resume with ``Last-Event-ID``, SEP-1699 polling; 0 keeps it open).
+    2025-era sessions (see ``InputRequiredConfig.legacy_shim``): ``legacy_session_ttl`` (seconds a
+    session id is valid; 0 = until the key that sealed it is retired), ``legacy_max_streams`` and
+    ``legacy_max_streams_per_caller`` (open legacy streams in this process, in total and of one
+    caller: its principal, else its client address), ``legacy_sse_close_after`` (seconds after which
+    a running call's stream is closed for the client to resume with ``Last-Event-ID``, SEP-1699
+    polling; 0 keeps it open), ``relay`` (a ``RedisRelay``, so that any replica serves any request of
+    a session: answers, resumed streams, DELETE, notifications).
     Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
     ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
     (open streams of one caller: its principal, else its client address), ``subscription_max_seconds``
@@ -117,9 +121,11 @@ class ServerOptions:
     cache_ttl_ms: int = 60_000
     cache_scope: Literal["public", "private"] = "public"
 
-    legacy_max_sessions: int = 10_000
-    legacy_session_idle_timeout: float = 3600.0
+    legacy_session_ttl: float = 86_400.0
+    legacy_max_streams: int = 10_000
+    legacy_max_streams_per_caller: int = 1000
     legacy_sse_close_after: float = 0.0
+    relay: RedisRelay | None = None
 
     subscriptions: bool = True
     subscription_max_streams: int = 1000
@@ -139,10 +145,10 @@ class ServerOptions:
             raise ValueError("cache_ttl_ms must be >= 0")
         if min(self.subscription_max_streams, self.subscription_max_streams_per_caller) <= 0:
             raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
-        if self.legacy_max_sessions <= 0:
-            raise ValueError("legacy_max_sessions must be positive")
-        if self.legacy_session_idle_timeout < 0 or self.legacy_sse_close_after < 0:
-            raise ValueError("legacy_session_idle_timeout and legacy_sse_close_after must be >= 0 (0 = none)")
+        if min(self.legacy_max_streams, self.legacy_max_streams_per_caller) <= 0:
+            raise ValueError("legacy_max_streams and legacy_max_streams_per_caller must be positive")
+        if self.legacy_session_ttl < 0 or self.legacy_sse_close_after < 0:
+            raise ValueError("legacy_session_ttl and legacy_sse_close_after must be >= 0 (0 = none)")
         if self.subscription_max_seconds <= 0:
             raise ValueError("subscription_max_seconds must be positive")
         if self.subscription_keepalive_seconds <= 0:

@@ -11,10 +11,11 @@ replay store::
     data = sealer.open(token, binding).data  # or InvalidRequestStateError
 
 The token format is in the docstring of ``fastapi_mrtr.state.sealing``; ``docs/security.md`` and
-``docs/deployment.md`` tell how to use them. ``RedisReplayStore`` needs the ``redis`` extra only
-once one is built.
+``docs/deployment.md`` tell how to use them. ``RedisReplayStore`` and ``RedisRelay`` (2025-era
+sessions across replicas) need the ``redis`` extra only once one is built.
 """
 
+from fastapi_mrtr.state.redis_relay import RedisRelay
 from fastapi_mrtr.state.redis_store import RedisReplayStore
 from fastapi_mrtr.state.replay_store import InMemoryReplayStore, ReplayStore
 from fastapi_mrtr.state.sealing import (
@@ -30,6 +31,7 @@ from fastapi_mrtr.state.sealing import (
 __all__ = [
     "InMemoryReplayStore",
     "InvalidRequestStateError",
+    "RedisRelay",
     "RedisReplayStore",
     "ReplayStore",
     "RequestStateSealer",

@@ -16,6 +16,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.state.sealing import StateKeyRing
 from fastapi_mrtr.transport.http import (
     SSE_HEADERS,
     header_map,
@@ -69,6 +70,7 @@ class RpcEndpoint:
         methods: Callable[[], Mapping[str, Handler]],
         streams: Callable[[], Mapping[str, StreamHandler]],
         capabilities: Callable[[], JSONObject] = dict,
+        keys: StateKeyRing | None = None,
     ) -> None:
         self.options = options
         self._validator = RequestValidator(options)
@@ -79,7 +81,9 @@ class RpcEndpoint:
             self.server_info["title"] = options.title
         self.legacy: LegacyEndpoint | None = None
         if options.input_required_config.legacy_shim:
-            self.legacy = LegacyEndpoint(options, methods, capabilities, self.server_info)
+            # Session ids are sealed with the requestState keys (an ephemeral ring when none given).
+            ring = keys if keys is not None else StateKeyRing.ephemeral()
+            self.legacy = LegacyEndpoint(options, ring, methods, capabilities, self.server_info)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

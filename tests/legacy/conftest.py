@@ -29,9 +29,12 @@ def build(**options: object) -> MCP:
     mcp = MCP(
         app,
         options=ServerOptions(
-            name="legacy-tests",
-            request_state_key=STATE_KEY,
-            **{"input_required_config": InputRequiredConfig(round_timeout=ROUND_TIMEOUT), **options},  # type: ignore[arg-type]
+            **{  # type: ignore[arg-type]
+                "name": "legacy-tests",
+                "request_state_key": STATE_KEY,
+                "input_required_config": InputRequiredConfig(round_timeout=ROUND_TIMEOUT),
+                **options,
+            },
         ),
     )
 

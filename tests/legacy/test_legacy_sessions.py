@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fastapi_mrtr.transport.legacy.sessions import LiveSession
 from tests.legacy.conftest import ROUND_TIMEOUT, App, build
 from tests.legacy.peer import LegacyPeer, messages
 from tests.support import running_server
@@ -18,6 +19,15 @@ pytestmark = pytest.mark.anyio
 
 async def _next(stream: Any) -> Any:
     return await asyncio.wait_for(stream.__anext__(), 5)
+
+
+def _live(served: App, peer: LegacyPeer) -> LiveSession | None:
+    """What the server holds in process for ``peer``'s session (None: nothing)."""
+    legacy = served.mcp._endpoint.legacy
+    assert legacy is not None and peer.session_id is not None
+    info = legacy.ids.open(peer.session_id, None)
+    assert info is not None
+    return legacy.live.get(info.key)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -185,8 +195,8 @@ async def test_a_round_nobody_answers_ends_as_a_tool_error_and_a_late_answer_is_
     assert final["result"]["isError"] is True and "round_timeout" in _text(final)
     late = await peer.answer(ask["id"], {"action": "accept", "content": {"value": True}})
     assert late.status_code == 400 and "stopped waiting" in late.json()["error"]["message"]
-    session = served.mcp._endpoint.legacy.sessions.get(peer.session_id or "")  # type: ignore[union-attr]
-    assert session is not None and not session.calls and not session.waiting
+    # Nothing of the session is kept once its call ended and its stream was delivered.
+    assert _live(served, peer) is None
 
 
 async def test_a_client_that_leaves_while_asked_cancels_the_call(peer: LegacyPeer, served: App) -> None:
@@ -194,13 +204,12 @@ async def test_a_client_that_leaves_while_asked_cancels_the_call(peer: LegacyPee
     async with peer.call("confirm") as (_, stream):
         ask = await _next(messages(stream))
     # The stream is closed: the call is cancelled and nothing waits any more.
-    session = served.mcp._endpoint.legacy.sessions.get(peer.session_id or "")  # type: ignore[union-attr]
-    assert session is not None
     for _ in range(100):
-        if not session.calls and not session.waiting:
+        session = _live(served, peer)
+        if session is None or (not session.calls and not session.waiting):
             break
         await asyncio.sleep(0.02)
-    assert not session.calls and not session.waiting
+    assert session is None or (not session.calls and not session.waiting)
     late = await peer.answer(ask["id"], {"action": "accept", "content": {"value": True}})
     assert late.status_code == 400
 
@@ -347,24 +356,91 @@ async def test_without_the_shim_initialize_names_the_supported_versions() -> Non
             assert get.status_code == 405
 
 
-async def test_sessions_are_bounded() -> None:
-    mcp = build(legacy_max_sessions=2)
+async def test_open_streams_are_bounded_per_caller_and_in_total() -> None:
+    for options, status in (({"legacy_max_streams_per_caller": 1}, 429), ({"legacy_max_streams": 1}, 503)):
+        mcp = build(**options)
+        with running_server(mcp.app) as base:
+            async with httpx.AsyncClient(timeout=10) as http:
+                first, second = LegacyPeer(http, f"{base}/mcp"), LegacyPeer(http, f"{base}/mcp")
+                await first.initialize()
+                await second.initialize()
+                async with first.call("confirm") as (_, stream):
+                    await _next(messages(stream))  # the first call holds its stream, waiting for an answer
+                    refused = await second.request("tools/call", {"name": "confirm", "arguments": {}})
+                    assert refused.status_code == status, refused.text
+                    assert refused.headers["retry-after"] and "open" in refused.json()["error"]["message"]
+                # The first stream closed (the server sees it shortly): the caller may open one again.
+                for _ in range(100):
+                    async with second.call("confirm") as (response, stream):
+                        if response.status_code == status:
+                            await asyncio.sleep(0.02)
+                            continue
+                        assert response.status_code == 200
+                        assert (await _next(messages(stream)))["method"] == "elicitation/create"
+                        break
+                else:
+                    raise AssertionError("the stream bound was never released")
+
+
+async def test_a_session_id_opens_on_another_replica_with_the_same_key(peer: LegacyPeer) -> None:
+    """The id carries the session: a second server with the same key serves it, nothing shared."""
+    await peer.initialize()
+    other = build()
+    with running_server(other.app) as base:
+        elsewhere = LegacyPeer(peer.http, f"{base}/mcp", version=peer.version, session_id=peer.session_id)
+        listed = await elsewhere.request("tools/list")
+        assert listed.status_code == 200 and any(t["name"] == "confirm" for t in listed.json()["result"]["tools"])
+        # But a question asked there is answered there: answered here, it is misdirected.
+        async with elsewhere.call("confirm") as (_, stream):
+            found = messages(stream)
+            ask = await _next(found)
+            misdirected = await peer.answer(ask["id"], {"action": "accept", "content": {"value": True}})
+            assert misdirected.status_code == 421
+            assert "Mcp-Session-Id" in misdirected.json()["error"]["message"]
+            assert misdirected.json()["error"]["code"] == -32600
+            assert (await elsewhere.answer(ask["id"], {"action": "accept", "content": {"value": True}})).status_code == 202
+            assert _text(await _next(found)) == "confirmed"
+
+
+async def test_a_session_id_from_another_key_server_or_caller_is_unknown(peer: LegacyPeer) -> None:
+    await peer.initialize()
+    minted = peer.session_id
+    for options in ({"request_state_key": "another-key-0123456789abcdef0123456789ab"}, {"name": "another-server"}):
+        other = build(**options)
+        with running_server(other.app) as base:
+            stranger = LegacyPeer(peer.http, f"{base}/mcp", version=peer.version, session_id=minted)
+            response = await stranger.request("tools/list")
+            assert response.status_code == 404 and response.json()["error"]["code"] == -32001
+    # The same id presented by another caller (other credentials) opens to nothing.
+    thief = LegacyPeer(peer.http, peer.url, version=peer.version, session_id=minted)
+    thief.extra_headers["authorization"] = "Bearer someone-else"
+    assert (await thief.request("tools/list")).status_code == 404
+
+
+async def test_a_session_id_expires_after_legacy_session_ttl() -> None:
+    mcp = build(legacy_session_ttl=1)
     with running_server(mcp.app) as base:
         async with httpx.AsyncClient(timeout=10) as http:
-            for _ in range(2):
-                await LegacyPeer(http, f"{base}/mcp").initialize()
-            response = await http.post(
-                f"{base}/mcp",
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "x", "version": "1"},
-                    },
-                },
-                headers={"accept": "application/json, text/event-stream"},
-            )
-    assert response.status_code == 503 and "too many" in response.json()["error"]["message"]
+            peer = LegacyPeer(http, f"{base}/mcp")
+            await peer.initialize()
+            assert (await peer.request("ping")).status_code == 200
+            await asyncio.sleep(2.2)
+            expired = await peer.request("ping")
+            assert expired.status_code == 404 and expired.json()["error"]["code"] == -32001
+
+
+async def test_nothing_of_a_session_is_kept_between_its_calls(peer: LegacyPeer, served: App) -> None:
+    await peer.initialize()
+    async with peer.call("confirm") as (_, stream):
+        found = messages(stream)
+        ask = await _next(found)
+        assert _live(served, peer) is not None  # while it waits: its call, its stream, one waiter
+        live = _live(served, peer)
+        assert live is not None and len(live.calls) == 1 and len(live.waiting) == 1
+        await peer.answer(ask["id"], {"action": "accept", "content": {"value": True}})
+        assert _text(await _next(found)) == "confirmed"
+    for _ in range(50):
+        if _live(served, peer) is None:
+            break
+        await asyncio.sleep(0.02)
+    assert _live(served, peer) is None

@@ -1,173 +1,165 @@
-"""Legacy MCP sessions: what ``initialize`` negotiated, and what is in flight on each session.
+"""What is in flight for legacy sessions in this process, and the bounds on it.
 
-A session is small, plain data (version, the client's capabilities and info, the log level, the
-resource subscriptions, who opened it): that part could live in a shared store. What is in flight
-(running calls, requests waiting for the client's answer, the event logs of open streams) belongs
-to the process that runs the call. :class:`SessionRegistry` bounds both: how many sessions, how
-long an idle one lives, how many finished streams each keeps for resumption.
+What a session *is* travels in its id (:mod:`~fastapi_mrtr.transport.legacy.session_id`), so a
+process keeps nothing for a session that has nothing running. While something runs, a
+:class:`LiveSession` holds it: the calls (to cancel them), the requests waiting for the client's
+answer, the event logs of the call streams, the GET stream's log. :class:`LiveSessions` creates
+one on a session's first stream and drops it when the last ends, and counts the open streams,
+per caller and in total, so one caller cannot hold them all.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
-import hmac
-import secrets
-import time
+import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi_mrtr.transport.legacy.events import EventLog
+from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
-NOTIFICATION_STREAM = "s0"  # the stream id of the session's GET stream
-KEPT_STREAMS = 32  # finished or abandoned call streams a session keeps for Last-Event-ID
-CLOSED_ANSWER_IDS = 256  # ids of requests to the client that were answered or given up, remembered
-
-
-def _principal_digest(principal: str | None) -> bytes:
-    return hashlib.sha256((principal or "").encode()).digest()
+NOTIFICATION_STREAM = "s0"  # the stream id of a session's GET stream (served by one process)
+CLOSED_ANSWER_IDS = 4096  # ids of requests to clients that were answered or given up, remembered
 
 
 @dataclass
-class LegacySession:
-    id: str
-    protocol_version: str
-    client_capabilities: JSONObject
-    client_info: JSONObject
-    principal_digest: bytes
-    log_level: str | None = None
-    initialized: bool = False
-    subscriptions: set[str] = field(default_factory=set)
-    last_seen: float = field(default_factory=time.monotonic)
-    ended: bool = False
-    # In flight, in this process:
+class LiveSession:
+    """One session's calls, questions and streams in this process."""
+
+    info: SessionInfo
     calls: dict[RequestId, asyncio.Task[Any]] = field(default_factory=dict)
-    waiting: dict[int, asyncio.Future[JSONObject]] = field(default_factory=dict)
-    closed_answer_ids: OrderedDict[int, str] = field(default_factory=OrderedDict)
-    streams: OrderedDict[str, EventLog] = field(default_factory=OrderedDict)
+    waiting: dict[str, asyncio.Future[JSONObject]] = field(default_factory=dict)
+    streams: dict[str, EventLog] = field(default_factory=dict)
     notifications: EventLog = field(default_factory=lambda: EventLog(NOTIFICATION_STREAM, limit=100))
     notification_reader: bool = False
-    _next_request_id: int = 0
-    _next_stream: int = 0
-
-    def belongs_to(self, principal: str | None) -> bool:
-        """Whether ``principal`` is the caller that opened this session (a stolen id is not enough)."""
-        return hmac.compare_digest(self.principal_digest, _principal_digest(principal))
+    writers: int = 0  # HTTP responses of this session being written now
 
     @property
-    def primes_streams(self) -> bool:
-        """Priming events (SEP-1699) are 2025-11-25: older clients may choke on an empty event."""
-        return self.protocol_version >= "2025-11-25"
+    def key(self) -> str:
+        return self.info.key
 
-    def open_stream(self) -> EventLog:
-        self._next_stream += 1
-        log = EventLog(f"s{self._next_stream}")
-        self.streams[log.stream_id] = log
-        while len(self.streams) > KEPT_STREAMS:
-            oldest_id, oldest = next(iter(self.streams.items()))
-            if not oldest.finished:
-                break  # a running call's stream is never dropped
-            del self.streams[oldest_id]
-        return log
-
-    def drop_stream(self, log: EventLog) -> None:
-        self.streams.pop(log.stream_id, None)
+    @property
+    def idle(self) -> bool:
+        unfinished = any(not log.finished for log in self.streams.values())
+        return not (self.calls or self.waiting or unfinished or self.writers or self.notification_reader)
 
     def stream(self, stream_id: str) -> EventLog | None:
         if stream_id == NOTIFICATION_STREAM:
             return self.notifications
         return self.streams.get(stream_id)
 
-    def new_request(self) -> tuple[int, asyncio.Future[JSONObject]]:
-        """An id for a request to the client, and the future its answer will resolve."""
-        self._next_request_id += 1
-        future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
-        self.waiting[self._next_request_id] = future
-        return self._next_request_id, future
-
-    def close_request(self, request_id: int, why: str) -> None:
-        """Stop waiting for ``request_id``; a later answer to it is refused with ``why``."""
-        future = self.waiting.pop(request_id, None)
-        if future is not None and not future.done():
-            future.cancel()
-        self.closed_answer_ids[request_id] = why
-        while len(self.closed_answer_ids) > CLOSED_ANSWER_IDS:
-            self.closed_answer_ids.popitem(last=False)
-
-    def never_sent(self, request_id: Any) -> bool:
-        return (
-            not isinstance(request_id, int)
-            or isinstance(request_id, bool)
-            or not 0 < request_id <= self._next_request_id
-        )
-
     def end(self) -> None:
-        """DELETE, expiry or shutdown: cancel what runs, stop waiting, end every stream."""
-        self.ended = True
+        """DELETE or shutdown: cancel what runs and end every stream."""
         for task in list(self.calls.values()):
             task.cancel()
-        for request_id in list(self.waiting):
-            self.close_request(request_id, "the session ended")
+        for future in self.waiting.values():
+            if not future.done():
+                future.cancel()
         for log in self.streams.values():
             log.finish()
         self.notifications.finish()
 
 
-class SessionRegistry:
-    """The sessions of this process, by id: at most ``max_sessions``, idle ones end after ``idle_timeout``."""
+class LiveSessions:
+    """The live sessions of this process by key, and its open legacy streams, bounded."""
 
-    def __init__(self, max_sessions: int, idle_timeout: float) -> None:
-        self._sessions: dict[str, LegacySession] = {}
-        self.max_sessions = max_sessions
-        self.idle_timeout = idle_timeout
+    def __init__(self, replica_id: str, max_streams: int, max_streams_per_caller: int) -> None:
+        self.replica_id = replica_id
+        self.max_streams = max_streams
+        self.max_streams_per_caller = max_streams_per_caller
+        self._live: dict[str, LiveSession] = {}
+        self._streams_by_caller: dict[str, int] = {}
+        self.open_streams = 0
+        self._ids = itertools.count(1)
+        self._closed: OrderedDict[tuple[str, str], str] = OrderedDict()
 
     def __iter__(self) -> Any:
-        return iter(list(self._sessions.values()))
+        return iter(list(self._live.values()))
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._live)
 
-    def create(
-        self, protocol_version: str, capabilities: JSONObject, client_info: JSONObject, principal: str | None
-    ) -> LegacySession | None:
-        """A new session, or None when the registry is full of sessions that are still in use."""
-        self.sweep()
-        if len(self._sessions) >= self.max_sessions:
-            return None
-        session = LegacySession(
-            id=secrets.token_urlsafe(24),
-            protocol_version=protocol_version,
-            client_capabilities=capabilities,
-            client_info=client_info,
-            principal_digest=_principal_digest(principal),
-        )
-        self._sessions[session.id] = session
-        return session
+    def get(self, key: str) -> LiveSession | None:
+        return self._live.get(key)
 
-    def get(self, session_id: str) -> LegacySession | None:
-        session = self._sessions.get(session_id.strip())
-        if session is None or session.ended:
-            return None
-        session.last_seen = time.monotonic()
-        return session
+    def attach(self, info: SessionInfo) -> LiveSession:
+        live = self._live.get(info.key)
+        if live is None:
+            live = self._live[info.key] = LiveSession(info)
+        return live
 
-    def end(self, session: LegacySession) -> None:
-        self._sessions.pop(session.id, None)
-        session.end()
+    def release(self, live: LiveSession) -> None:
+        """Forget ``live`` once nothing of it runs (called whenever something of it ends)."""
+        if live.idle and self._live.get(live.key) is live:
+            del self._live[live.key]
+
+    def end(self, key: str) -> None:
+        live = self._live.pop(key, None)
+        if live is not None:
+            live.end()
 
     def end_all(self) -> None:
-        for session in list(self._sessions.values()):
-            self.end(session)
+        for key in list(self._live):
+            self.end(key)
 
-    def sweep(self) -> None:
-        """End sessions idle for longer than ``idle_timeout`` with nothing running."""
-        if self.idle_timeout <= 0:
-            return
-        cutoff = time.monotonic() - self.idle_timeout
-        for session in list(self._sessions.values()):
-            if session.last_seen < cutoff and not session.calls and not session.notification_reader:
-                with contextlib.suppress(Exception):
-                    self.end(session)
+    # --- ids this process gives out ------------------------------------------------------------------
+
+    def new_id(self) -> str:
+        """An id for a stream or a request to a client: unique among replicas, naming this one."""
+        return f"{self.replica_id}.{next(self._ids)}"
+
+    def asked_here(self, request_id: Any) -> bool:
+        """Whether ``request_id`` has the shape of an id this process gave out."""
+        if not isinstance(request_id, str):
+            return False
+        replica, _, n = request_id.partition(".")
+        return replica == self.replica_id and n.isdigit()
+
+    @staticmethod
+    def replica_of(request_id: Any) -> str | None:
+        """The replica an id names, if it has this server's shape."""
+        if not isinstance(request_id, str):
+            return None
+        replica, sep, n = request_id.partition(".")
+        return replica if sep and n.isdigit() and replica else None
+
+    def close_request(self, live: LiveSession, request_id: str, why: str) -> None:
+        """Stop waiting for ``request_id``; a later answer to it is refused with ``why``."""
+        future = live.waiting.pop(request_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+        self._closed[(live.key, request_id)] = why
+        while len(self._closed) > CLOSED_ANSWER_IDS:
+            self._closed.popitem(last=False)
+
+    def why_closed(self, key: str, request_id: str) -> str | None:
+        return self._closed.get((key, request_id))
+
+    # --- stream bounds ----------------------------------------------------------------------------------
+
+    def open_stream(self, caller: str) -> bool:
+        """Count one more open stream for ``caller``; False (and nothing counted) when full."""
+        held = self._streams_by_caller.get(caller, 0)
+        if self.open_streams >= self.max_streams or held >= self.max_streams_per_caller:
+            return False
+        self._streams_by_caller[caller] = held + 1
+        self.open_streams += 1
+        return True
+
+    def close_stream(self, caller: str) -> None:
+        held = self._streams_by_caller.get(caller, 0) - 1
+        if held > 0:
+            self._streams_by_caller[caller] = held
+        else:
+            self._streams_by_caller.pop(caller, None)
+        self.open_streams = max(0, self.open_streams - 1)
+
+    def streams_full(self, caller: str) -> str | None:
+        """Why ``caller`` may not open a stream now, or None."""
+        if self.open_streams >= self.max_streams:
+            return "total"
+        if self._streams_by_caller.get(caller, 0) >= self.max_streams_per_caller:
+            return "caller"
+        return None

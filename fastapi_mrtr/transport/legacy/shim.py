@@ -97,8 +97,11 @@ class LegacyShim:
             raise self._no_stream(asks)
         keys = list(asks)
         tasks = [asyncio.ensure_future(channel.ask(*asks[key])) for key in keys]
+        gathered = asyncio.gather(*tasks)
+        # When the call is cancelled mid-wait, nobody awaits ``gathered`` any more: read its outcome
+        # here so asyncio does not log "exception was never retrieved".
+        gathered.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            gathered = asyncio.gather(*tasks)
             answers = await (asyncio.wait_for(gathered, self.round_timeout) if self.round_timeout > 0 else gathered)
         except ClientAnswerError as refused:
             raise ShimStoppedError(

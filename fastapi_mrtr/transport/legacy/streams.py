@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
-from typing import Any
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import Receive, Send
 
 from fastapi_mrtr.transport.http import SSE_HEADERS, send_json, wait_disconnect
 from fastapi_mrtr.transport.legacy.events import EventLog
 from fastapi_mrtr.wire.json_codec import encode
+from fastapi_mrtr.wire.protocol import JSONObject
+
+if TYPE_CHECKING:
+    from fastapi_mrtr.state.redis_relay import RedisRelay
 
 KEEPALIVE = b": keepalive\n\n"
 
@@ -26,11 +31,20 @@ KEEPALIVE = b": keepalive\n\n"
 class CallAnswer:
     """The HTTP answer to one POSTed call whose work runs in ``task`` and writes to ``log``."""
 
-    def __init__(self, log: EventLog, task: asyncio.Task[Any], *, primes: bool, close_after: float) -> None:
+    def __init__(
+        self,
+        log: EventLog,
+        task: asyncio.Task[Any],
+        *,
+        primes: bool,
+        close_after: float,
+        on_stream: Callable[[], object] | None = None,
+    ) -> None:
         self.log = log
         self.task = task
         self.primes = primes
         self.close_after = close_after  # 0: keep the stream open until the call ends
+        self.on_stream = on_stream  # called once the answer becomes a stream (one may resume it)
         self.result_message: Any = None  # set by the work when its only event is the response
 
     async def send(self, receive: Receive, send: Send, can_stream: bool) -> bool:
@@ -54,6 +68,8 @@ class CallAnswer:
                     return True
                 await send_json(send, 200, encode(self.result_message))
                 return True
+            if self.on_stream is not None:
+                self.on_stream()
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             if self.primes:
                 await _body(send, self.log.priming_frame(0))
@@ -110,6 +126,47 @@ async def follow(
             return False
         if tick is not None and tick.done() and not changed.done():
             await _body(send, KEEPALIVE)
+
+
+async def follow_relayed(
+    relay: RedisRelay,
+    stream_id: str,
+    owner: str,
+    after: int,
+    send: Send,
+    disconnect: asyncio.Future[Any],
+    call_error: Callable[[Any], JSONObject],
+) -> None:
+    """Send the events of another replica's call stream after ``after``, from the relay, to its end.
+
+    When the replica running the call is gone (it no longer listens on the relay), the call can
+    never end: the client gets a JSON-RPC error for it instead of waiting forever."""
+    position, call_id = after, None
+    while not disconnect.done():
+        reading = asyncio.ensure_future(relay.read(stream_id, position, block=1.0))
+        await _first_of(disconnect, reading)
+        if not reading.done():
+            reading.cancel()
+            return
+        events = reading.result()
+        for seq, fields in events:
+            if "c" in fields:
+                call_id = json.loads(fields["c"])
+            if fields.get("end"):
+                return
+            await _body(send, fields["f"].encode())
+            position = seq
+        if not events and not await relay.alive(owner):
+            if call_id is None:
+                first = await relay.read(stream_id, 0, block=0.001)
+                call_id = json.loads(first[0][1]["c"]) if first and "c" in first[0][1] else None
+            seq = position + 1
+            frame = b"id: " + f"{stream_id}-{seq}".encode() + b"\nevent: message\ndata: " + encode(call_error(call_id))
+            frame += b"\n\n"
+            with contextlib.suppress(Exception):  # another resumer may have written it first
+                await relay.append(stream_id, [(seq, {"f": frame.decode()}), (seq + 1, {"end": "1"})], 60.0)
+            await _body(send, frame)
+            return
 
 
 async def _first_of(*waits: Awaitable[Any] | None) -> None:
