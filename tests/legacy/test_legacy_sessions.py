@@ -398,7 +398,9 @@ async def test_a_session_id_opens_on_another_replica_with_the_same_key(peer: Leg
             assert misdirected.status_code == 421
             assert "Mcp-Session-Id" in misdirected.json()["error"]["message"]
             assert misdirected.json()["error"]["code"] == -32600
-            assert (await elsewhere.answer(ask["id"], {"action": "accept", "content": {"value": True}})).status_code == 202
+            assert (
+                await elsewhere.answer(ask["id"], {"action": "accept", "content": {"value": True}})
+            ).status_code == 202
             assert _text(await _next(found)) == "confirmed"
 
 
