@@ -288,6 +288,16 @@ class MCP:
                 self.options.relay.start(self._on_relay_message)
         await self._endpoint(scope, receive, send)
 
+    async def aclose(self) -> None:
+        """End this process's 2025-era calls and close the relay (the app's shutdown calls this)."""
+        if self._endpoint.legacy is not None:
+            self._endpoint.legacy.end_all()
+        if self.options.relay is not None:
+            try:
+                await self.options.relay.aclose()
+            except Exception as exc:  # shutting down: say so, and go on
+                logger.warning("could not close the relay: %s", exc)
+
     async def _discover(self, rpc: RpcRequest) -> JSONObject:
         result: JSONObject = {
             "resultType": "complete",

@@ -33,6 +33,8 @@ class ServedEndpoint(Protocol):
     @property
     def mount_path(self) -> str | None: ...
 
+    async def aclose(self) -> None: ...
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
 
@@ -50,7 +52,22 @@ class MrtrMiddleware:
         self._serve_directly = isinstance(app, ExceptionMiddleware)
         server.call_runner.attach(app, MrtrMiddleware)  # where in-process tool calls may enter
 
+    def _closing_on_shutdown(self, receive: Receive) -> Receive:
+        """The app's lifespan ``receive``: on shutdown, the endpoint lets go of what it holds first
+        (2025-era calls, the relay's connections). A mounted endpoint sees no lifespan itself."""
+
+        async def wrapped() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await self.server.aclose()
+            return message
+
+        return wrapped
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._closing_on_shutdown(receive), send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

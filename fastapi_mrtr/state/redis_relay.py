@@ -206,22 +206,22 @@ class RedisRelay:
     # --- event streams -------------------------------------------------------------------------------
 
     async def append(self, stream: str, events: Sequence[tuple[int, dict[str, str]]], ttl: float) -> None:
-        """Add ``(seq, fields)`` events to ``stream`` in order (seq > every earlier one)."""
+        """Add ``(seq, fields)`` events to ``stream`` in order (seq >= 0, above every earlier one)."""
         key = self.prefix + "events:" + stream
         async with self._client.pipeline(transaction=False) as pipe:
             for seq, fields in events:
-                pipe.xadd(key, fields, id=f"0-{seq}")
+                pipe.xadd(key, fields, id=f"0-{seq + 1}")  # Redis refuses the id 0-0
             pipe.pexpire(key, _ms(ttl))
             await pipe.execute()
 
     async def read(self, stream: str, after: int, block: float) -> list[tuple[int, dict[str, str]]]:
         """The events of ``stream`` after ``after``, waiting up to ``block`` seconds for one."""
         key = self.prefix + "events:" + stream
-        found = await self._client.xread({key: f"0-{after}"}, block=_ms(block), count=100)
+        found = await self._client.xread({key: f"0-{after + 1}"}, block=_ms(block), count=100)
         events: list[tuple[int, dict[str, str]]] = []
         for _name, entries in found or []:
             for entry_id, fields in entries:
-                seq = int(_text(entry_id).rpartition("-")[2])  # type: ignore[union-attr]
+                seq = int(_text(entry_id).rpartition("-")[2]) - 1  # type: ignore[union-attr]
                 events.append((seq, {_text(k) or "": _text(v) or "" for k, v in fields.items()}))
         return events
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine
@@ -22,6 +23,7 @@ from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 if TYPE_CHECKING:
     from fastapi_mrtr.state.redis_relay import RedisRelay
 
+logger = logging.getLogger("fastapi_mrtr")
 K = TypeVar("K")
 V = TypeVar("V")
 LOCAL_FACTS = 100_000  # sessions whose facts this process remembers without a relay
@@ -131,32 +133,35 @@ class SessionCluster:
 
     # --- call streams ------------------------------------------------------------------------------------
 
-    def mirror(self, log: EventLog, call_id: Any) -> None:
+    def mirror(self, session_key: str, log: EventLog, call_id: Any) -> None:
         """Copy ``log``'s events to the relay as they come, so another replica can resume it."""
         if self.relay is not None:
-            self.spawn(self._mirror(self.relay, log, call_id))
+            self.spawn(self._mirror(self.relay, relayed_stream(session_key, log.stream_id), log, call_id))
 
-    async def _mirror(self, relay: RedisRelay, log: EventLog, call_id: Any) -> None:
-        position, first = 0, True
+    async def _mirror(self, relay: RedisRelay, name: str, log: EventLog, call_id: Any) -> None:
+        # Event 0 exists from the start (a resumer knows the stream at once) and names the call.
+        position, events = 0, [(0, {"start": "1", "c": json.dumps(call_id)})]
         while True:
-            events: list[tuple[int, dict[str, str]]] = []
             for seq, frame in log.since(position):
-                fields = {"f": frame.decode()}
-                if first:
-                    fields["c"] = json.dumps(call_id)
-                    first = False
-                events.append((seq, fields))
+                events.append((seq, {"f": frame.decode()}))
                 position = seq
             if log.finished:
                 events.append((position + 1, {"end": "1"}))
             if events:
                 try:
-                    await relay.append(log.stream_id, events, self.event_ttl)
-                except Exception:
+                    await relay.append(name, events, self.event_ttl)
+                except Exception as exc:
+                    logger.warning("could not copy stream %s to the relay: %s", log.stream_id, exc)
                     return  # Redis is down: this stream resumes only here
             if log.finished:
                 return
+            events = []
             await log.wait_beyond(position)
+
+
+def relayed_stream(session_key: str, stream_id: str) -> str:
+    """The relay's name for a call stream: only its own session can name it."""
+    return f"{session_key}:{stream_id}"
 
 
 def _lifetime(info: SessionInfo) -> float:

@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.sealing import StateKeyRing
 from fastapi_mrtr.transport.http import SSE_HEADERS, send_empty, send_json, wait_disconnect
-from fastapi_mrtr.transport.legacy.cluster import SessionCluster
+from fastapi_mrtr.transport.legacy.cluster import SessionCluster, relayed_stream
 from fastapi_mrtr.transport.legacy.era import SESSION_HEADER
 from fastapi_mrtr.transport.legacy.events import EventLog, parse_event_id
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
@@ -373,7 +373,7 @@ class LegacyEndpoint:
             task,
             primes=session.info.primes_streams,
             close_after=self._close_after(session.info),
-            on_stream=lambda: self.cluster.mirror(log, request_id),
+            on_stream=lambda: self.cluster.mirror(session.info.key, log, request_id),
         )
         try:
             if await answer.send(receive, send, can_stream):
@@ -531,8 +531,9 @@ class LegacyEndpoint:
         """Resume another replica's call stream from the relay's copy of its events."""
         relay = self.cluster.relay
         assert relay is not None
+        name = relayed_stream(info.key, stream_id)
         try:
-            known = await relay.exists(stream_id)
+            known = await relay.exists(name)
         except Exception as exc:
             await self._relay_down(send, None, exc)
             return
@@ -547,7 +548,7 @@ class LegacyEndpoint:
                 frame = EventLog(stream_id).priming_frame(after)
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
             with contextlib.suppress(Exception):  # Redis went away mid-stream: the client may resume again
-                await follow_relayed(relay, stream_id, owner, after, send, disconnect, _replica_lost)
+                await follow_relayed(relay, name, stream_id, owner, after, send, disconnect, _replica_lost)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             disconnect.cancel()

@@ -130,6 +130,7 @@ async def follow(
 
 async def follow_relayed(
     relay: RedisRelay,
+    name: str,
     stream_id: str,
     owner: str,
     after: int,
@@ -137,34 +138,32 @@ async def follow_relayed(
     disconnect: asyncio.Future[Any],
     call_error: Callable[[Any], JSONObject],
 ) -> None:
-    """Send the events of another replica's call stream after ``after``, from the relay, to its end.
+    """Send the events of another replica's call stream after ``after``, from the relay (where it
+    is called ``name``), to its end.
 
     When the replica running the call is gone (it no longer listens on the relay), the call can
     never end: the client gets a JSON-RPC error for it instead of waiting forever."""
-    position, call_id = after, None
+    first = await relay.read(name, -1, block=0.001)
+    call_id = json.loads(first[0][1]["c"]) if first and "c" in first[0][1] else None
+    position = max(after, 0)
     while not disconnect.done():
-        reading = asyncio.ensure_future(relay.read(stream_id, position, block=1.0))
+        reading = asyncio.ensure_future(relay.read(name, position, block=1.0))
         await _first_of(disconnect, reading)
         if not reading.done():
             reading.cancel()
             return
         events = reading.result()
         for seq, fields in events:
-            if "c" in fields:
-                call_id = json.loads(fields["c"])
             if fields.get("end"):
                 return
             await _body(send, fields["f"].encode())
             position = seq
         if not events and not await relay.alive(owner):
-            if call_id is None:
-                first = await relay.read(stream_id, 0, block=0.001)
-                call_id = json.loads(first[0][1]["c"]) if first and "c" in first[0][1] else None
             seq = position + 1
             frame = b"id: " + f"{stream_id}-{seq}".encode() + b"\nevent: message\ndata: " + encode(call_error(call_id))
             frame += b"\n\n"
             with contextlib.suppress(Exception):  # another resumer may have written it first
-                await relay.append(stream_id, [(seq, {"f": frame.decode()}), (seq + 1, {"end": "1"})], 60.0)
+                await relay.append(name, [(seq, {"f": frame.decode()}), (seq + 1, {"end": "1"})], 60.0)
             await _body(send, frame)
             return
 
