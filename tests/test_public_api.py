@@ -83,6 +83,7 @@ EXPECTED: dict[str, list[str]] = {
     "fastapi_mrtr.state": [
         "InMemoryReplayStore",
         "InvalidRequestStateError",
+        "RedisRelay",
         "RedisReplayStore",
         "ReplayStore",
         "RequestStateSealer",

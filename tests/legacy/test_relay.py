@@ -23,7 +23,7 @@ from redis.asyncio import Redis
 
 from fastapi_mrtr import MCP, InputRequiredConfig
 from fastapi_mrtr.state import RedisRelay
-from tests.legacy.conftest import ROUND_TIMEOUT, build
+from tests.legacy.conftest import build
 from tests.legacy.peer import LegacyPeer, messages
 from tests.scaleout.services import RedisServer
 from tests.support import running_server
