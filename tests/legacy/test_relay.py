@@ -23,10 +23,12 @@ from redis.asyncio import Redis
 
 from fastapi_mrtr import MCP, InputRequiredConfig
 from fastapi_mrtr.state import RedisRelay
+from fastapi_mrtr.wire.protocol import META_CLIENT_CAPABILITIES as CAPABILITIES_KEY
+from fastapi_mrtr.wire.protocol import META_PROTOCOL_VERSION as PROTOCOL_KEY
 from tests.legacy.conftest import build
 from tests.legacy.peer import LegacyPeer, messages
 from tests.scaleout.services import RedisServer
-from tests.support import running_server
+from tests.support import rpc_headers, running_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a redis-server and two servers per test
 
@@ -271,3 +273,36 @@ async def test_redis_down_gives_a_clear_503_and_recovers(pair: Pair, http: httpx
             break
         await asyncio.sleep(0.1)
     assert back.status_code == 200
+
+
+async def test_a_modern_listener_on_one_replica_hears_a_change_made_on_the_other(
+    pair: Pair, http: httpx.AsyncClient
+) -> None:
+    """``subscriptions/listen`` (2026-07-28) streams are per process; the relay joins them up."""
+    await _warm(pair.a, pair.b)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 77,
+        "method": "subscriptions/listen",
+        "params": {
+            "_meta": {PROTOCOL_KEY: "2026-07-28", CAPABILITIES_KEY: {}},
+            "notifications": {"toolsListChanged": True},
+        },
+    }
+    async with (
+        asyncio.timeout(10),  # without the relay, the change would never arrive
+        http.stream("POST", pair.b.url, json=body, headers=rpc_headers("subscriptions/listen")) as response,
+    ):
+        assert response.status_code == 200
+        frames: list[dict[str, Any]] = []
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            frames.append(json.loads(line[5:]))
+            if len(frames) == 1:  # acknowledged: now change the tools on the other replica
+                peer = await _opened(LegacyPeer(http, pair.a.url))
+                async with peer.call("touch") as (_, answer):
+                    assert _text(await _next(messages(answer))) == "touched"
+            else:
+                break
+    assert frames[-1]["method"] == "notifications/tools/list_changed"
