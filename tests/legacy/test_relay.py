@@ -289,20 +289,21 @@ async def test_a_modern_listener_on_one_replica_hears_a_change_made_on_the_other
             "notifications": {"toolsListChanged": True},
         },
     }
-    async with (
-        asyncio.timeout(10),  # without the relay, the change would never arrive
-        http.stream("POST", pair.b.url, json=body, headers=rpc_headers("subscriptions/listen")) as response,
-    ):
+    frames = await asyncio.wait_for(_listen_while_touching(pair, http, body), 10)  # never, without the relay
+    assert frames[-1]["method"] == "notifications/tools/list_changed"
+
+
+async def _listen_while_touching(pair: Pair, http: httpx.AsyncClient, body: dict[str, Any]) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    async with http.stream("POST", pair.b.url, json=body, headers=rpc_headers("subscriptions/listen")) as response:
         assert response.status_code == 200
-        frames: list[dict[str, Any]] = []
         async for line in response.aiter_lines():
             if not line.startswith("data:"):
                 continue
             frames.append(json.loads(line[5:]))
-            if len(frames) == 1:  # acknowledged: now change the tools on the other replica
-                peer = await _opened(LegacyPeer(http, pair.a.url))
-                async with peer.call("touch") as (_, answer):
-                    assert _text(await _next(messages(answer))) == "touched"
-            else:
+            if len(frames) > 1:
                 break
-    assert frames[-1]["method"] == "notifications/tools/list_changed"
+            peer = await _opened(LegacyPeer(http, pair.a.url))  # acknowledged: change the tools on A
+            async with peer.call("touch") as (_, answer):
+                assert _text(await _next(messages(answer))) == "touched"
+    return frames
