@@ -13,6 +13,8 @@ sealed for another server or caller, or has expired opens to nothing and the ses
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,7 @@ from fastapi_mrtr.wire.protocol import JSONObject
 SESSION_METHOD = "mcp/session"  # the binding's method: a session id never opens as a requestState
 MAX_ID_BYTES = 4096  # well inside every proxy's header limit (nginx: 8 KB per header line)
 CLIENT_INFO_ESSENTIALS = ("name", "version", "title")
+OPENED_CACHE = 4096  # session ids whose opening this process remembers
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class SessionSealer:
     def __init__(self, keys: StateKeyRing, audience: str, ttl: float) -> None:
         self._audience = audience
         self._sealer = RequestStateSealer(keys, ttl=ttl, max_bytes=MAX_ID_BYTES)
+        # Every request of a session presents the same id: remember what recent ids opened to
+        # (for the same caller), so most requests skip the AES-GCM open. Expiry is still checked.
+        self._opened: OrderedDict[tuple[str, str | None], SessionInfo] = OrderedDict()
 
     def mint(
         self, protocol_version: str, capabilities: JSONObject, client_info: JSONObject, principal: str | None
@@ -77,8 +83,23 @@ class SessionSealer:
     def open(self, session_id: str, principal: str | None) -> SessionInfo | None:
         """The session ``session_id`` names, or None when it is not one this server sealed for this
         caller, or it has expired."""
+        session_id = session_id.strip()
+        cached = self._opened.get((session_id, principal))
+        if cached is not None:
+            if cached.expires_at is None or time.time() < cached.expires_at:
+                self._opened.move_to_end((session_id, principal))
+                return cached
+            del self._opened[(session_id, principal)]
+        info = self._open(session_id, principal)
+        if info is not None:
+            self._opened[(session_id, principal)] = info
+            while len(self._opened) > OPENED_CACHE:
+                self._opened.popitem(last=False)
+        return info
+
+    def _open(self, session_id: str, principal: str | None) -> SessionInfo | None:
         try:
-            claims = self._sealer.open(session_id.strip(), self._binding(principal))
+            claims = self._sealer.open(session_id, self._binding(principal))
         except InvalidRequestStateError:
             return None
         data = claims.data
