@@ -291,7 +291,7 @@ class MCP:
     async def aclose(self) -> None:
         """End this process's 2025-era calls and close the relay (the app's shutdown calls this)."""
         if self._endpoint.legacy is not None:
-            self._endpoint.legacy.end_all()
+            await self._endpoint.legacy.aclose()
         if self.options.relay is not None:
             try:
                 await self.options.relay.aclose()

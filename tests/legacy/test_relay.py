@@ -218,7 +218,8 @@ async def _die(replica: Replica, witness: Replica) -> None:
     """Make ``replica`` look dead to the others, as when its process is killed: it stops listening."""
     relay = replica.mcp.options.relay
     assert relay is not None and relay._listener is not None
-    relay._listener.cancel()
+    listener = relay._listener
+    listener.get_loop().call_soon_threadsafe(listener.cancel)  # the replica's loop runs in its own thread
     for _ in range(100):
         if not await _alive(witness, relay.replica_id):
             return

@@ -67,6 +67,11 @@ class SessionCluster:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def drain(self, timeout: float = 2.0) -> None:
+        """Wait (a bounded time) for the background work still running, before the relay closes."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+
     @property
     def shared(self) -> bool:
         return self.relay is not None

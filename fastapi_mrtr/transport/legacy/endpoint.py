@@ -565,8 +565,13 @@ class LegacyEndpoint:
         self.live.end(found[0].key)
         await send_empty(send, 200)
 
-    def end_all(self) -> None:
+    async def aclose(self) -> None:
+        """Shutdown: cancel this process's calls, and let their clean-up reach the relay."""
+        calls = [task for live in self.live for task in live.calls.values()]
         self.live.end_all()
+        if calls:
+            await asyncio.wait(calls, timeout=2.0)
+        await self.cluster.drain()
 
     # --- the relay and server notifications ------------------------------------------------------
 
