@@ -348,6 +348,7 @@ class LegacyEndpoint:
         config = self.options.input_required_config
         shim = LegacyShim(config.round_timeout, config.max_rounds, session.info.protocol_version)
         answer: CallAnswer
+        writing = [True]  # the POST's response is still being written (it may deliver the log)
 
         async def work() -> None:
             try:
@@ -360,11 +361,13 @@ class LegacyEndpoint:
             finally:
                 live.calls.pop(request_id, None)
                 channel.close()
-                self._after_stream(live, log)
+                if not writing[0]:
+                    self._after_stream(live, log)
             answer.result_message = message
             log.append(message)
             log.finish()
-            self._after_stream(live, log)
+            if not writing[0]:  # the response ended before the call: a resumer may still want it
+                self._after_stream(live, log)
 
         task = asyncio.ensure_future(work())
         live.calls[request_id] = task
@@ -379,14 +382,16 @@ class LegacyEndpoint:
             if await answer.send(receive, send, can_stream):
                 live.streams.pop(log.stream_id, None)
         finally:
+            writing[0] = False
             live.writers -= 1
             self.live.close_stream(session.caller)
             self._after_stream(live, log)
 
     def _after_stream(self, live: LiveSession, log: EventLog) -> None:
         """Forget a finished stream nobody can still need, then the session if nothing else runs."""
-        if log.finished and log.stream_id in live.streams and self._loop is not None:
-            # A client whose stream broke may resume it for a while; then it goes.
+        if log.finished and log.stream_id in live.streams and self._loop is not None and not log.expiring:
+            # Undelivered: a client whose stream broke may resume it for a while; then it goes.
+            log.expiring = True
             self._loop.call_later(self.cluster.event_ttl, self._drop_stream, live, log)
         self.live.release(live)
 

@@ -29,6 +29,7 @@ class EventLog:
         self._changed = asyncio.Event()
         self.finished = False
         self.delivered = 0  # the highest seq a writer has sent in full (drives clean-up)
+        self.expiring = False  # finished, undelivered, and set to be forgotten after a while
 
     @property
     def last_seq(self) -> int:
