@@ -42,6 +42,7 @@ from fastapi_mrtr.integration.middleware import MrtrMiddleware
 from fastapi_mrtr.integration.tool_methods import ToolMethods, ToolRegistry
 from fastapi_mrtr.integration.tools import ToolSpec, validate_tool_name
 from fastapi_mrtr.integration.workers import several_processes_hint
+from fastapi_mrtr.playground import Playground
 from fastapi_mrtr.transport.endpoint import Handler, RpcEndpoint, StreamHandler
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
@@ -107,6 +108,9 @@ class MCP:
         )
         if self.options.subscriptions:
             self.add_stream("subscriptions/listen", self.subscriptions.listen)
+        # The playground page (docs/playground.md): on by default wherever the app serves /docs.
+        on = self.options.playground if self.options.playground is not None else app.docs_url is not None
+        self._playground = Playground() if on else None
         app.add_middleware(MrtrMiddleware, server=self)
 
     # --- registration -----------------------------------------------------------------------
@@ -286,6 +290,9 @@ class MCP:
             self._loop = asyncio.get_running_loop()
             if self.options.relay is not None:
                 self.options.relay.start(self._on_relay_message)
+        if self._playground is not None and self._playground.serves(scope):  # before any era's GET
+            await self._playground(scope, receive, send)
+            return
         await self._endpoint(scope, receive, send)
 
     async def aclose(self) -> None:

@@ -22,6 +22,7 @@ LAYERS = [
     ("transport", ("fastapi_mrtr.transport",)),
     ("integration", ("fastapi_mrtr.integration",)),
     ("features", ("fastapi_mrtr.features",)),
+    ("playground", ("fastapi_mrtr.playground",)),
     ("app", ("fastapi_mrtr.app",)),
     ("facade", ("fastapi_mrtr",)),
 ]

@@ -96,6 +96,8 @@ class ServerOptions:
     ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
     (open streams of one caller: its principal, else its client address), ``subscription_max_seconds``
     (the longest a stream stays open before the server ends it), ``subscription_keepalive_seconds``.
+    Playground: ``playground`` (the page at ``{mount}/playground``; ``None`` = on when the host app
+    has ``docs_url`` set, docs/playground.md).
     """
 
     name: str = "fastapi-mrtr"
@@ -132,6 +134,8 @@ class ServerOptions:
     subscription_max_streams_per_caller: int = 16
     subscription_max_seconds: float = 3600.0
     subscription_keepalive_seconds: float = 15.0
+
+    playground: bool | None = None  # None: served where the host app serves /docs (docs_url set)
 
     def __post_init__(self) -> None:
         if not isinstance(self.input_required_config, InputRequiredConfig):

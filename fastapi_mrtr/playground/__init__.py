@@ -1,0 +1,78 @@
+"""The playground: a page at ``{mount}/playground`` to try every tool, prompt and resource.
+
+The page is three static files shipped in this package (``static/``): no CDN, no build step,
+nothing fetched from anywhere but the endpoint itself. It talks to the endpoint as any 2026-07-28
+client does, over ``fetch`` from the browser, so it needs nothing on the server beyond serving
+these files. docs/playground.md says what it does; this module only serves it.
+"""
+
+from __future__ import annotations
+
+import html
+from importlib import resources
+
+from starlette.types import Receive, Scope, Send
+
+PAGE_PATH = "/playground"
+ASSETS = {"playground.js": "text/javascript; charset=utf-8", "playground.css": "text/css; charset=utf-8"}
+
+# Everything the page needs comes from its own origin; data: only for the images and audio a tool
+# returns. No inline script or style is allowed, so a string a tool supplies cannot run even if a
+# bug ever put it into markup.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; media-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-cache"),
+]
+
+
+def _static(name: str) -> bytes:
+    return resources.files(__package__).joinpath("static", name).read_bytes()
+
+
+def page_size() -> int:
+    """Bytes of the page and its assets together, as the browser downloads them (uncompressed)."""
+    return sum(len(_static(name)) for name in ("index.html", *ASSETS))
+
+
+class Playground:
+    """Answers ``GET``/``HEAD`` on ``{mount}/playground`` and its two assets; nothing else."""
+
+    def __init__(self) -> None:
+        self._template = _static("index.html").decode("utf-8")
+        self._assets = {name: (_static(name), kind) for name, kind in ASSETS.items()}
+
+    def serves(self, scope: Scope) -> bool:
+        """Whether this request is for the page (any other path below the mount is the endpoint's)."""
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            return False
+        below = _below_mount(scope)
+        return below in (PAGE_PATH, PAGE_PATH + "/") or below.removeprefix(PAGE_PATH + "/") in self._assets
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        below = _below_mount(scope)
+        asset = self._assets.get(below.removeprefix(PAGE_PATH + "/"))
+        if asset is not None:
+            body, kind = asset
+        else:
+            # Absolute asset and endpoint paths, so the page works with or without a trailing slash
+            # and behind a root_path. Escaped: the root path comes from the request.
+            base = html.escape(scope.get("root_path", ""), quote=True)
+            body, kind = self._template.replace("{{base}}", base).encode("utf-8"), "text/html; charset=utf-8"
+        headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+def _below_mount(scope: Scope) -> str:
+    """The path past the mount ("/playground"), as a Starlette ``Mount`` leaves it in the scope."""
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if root_path and path.startswith(root_path):
+        return path[len(root_path) :]
+    return path
