@@ -1,0 +1,175 @@
+"""2025-era sessions on three replicas behind real nginx, with and without the Redis relay.
+
+Every flow is a three-question ``ctx.elicit`` tool (legacy_flow_app.py) driven by a real 2025-era
+client: the official Python client (``mcp`` 2.3.0, ``mode="legacy"``) and the TypeScript SDK
+client (``@modelcontextprotocol/sdk`` 1.32.2) in one Node process. Each flow answers with its own
+token, so an answer delivered to the wrong flow, or twice, shows in that flow's result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
+
+from tests.legacy_clients.test_js_client import JS, node
+from tests.scaleout.conftest import new_key
+from tests.scaleout.services import NGINX_CONF, Nginx, RedisServer, Service
+
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+
+APP = "tests.scaleout.legacy_flow_app:app"
+PYTHON_FLOWS = 150
+JS_FLOWS = 60
+QUESTION = re.compile(r"^Question (\d+) for (.+)\?$")
+# The access log names the session of every request, so the rounds of one flow can be followed.
+SESSION_LOG = "log_format up '\"$request\" $status upstream=$upstream_addr session=$http_mcp_session_id';"
+
+__all__ = ["node"]  # the fixture, imported for its use below
+
+
+class SessionNginx(Nginx):
+    """nginx with the session id in its access log; ``sticky`` hashes on ``Mcp-Session-Id``."""
+
+    def __init__(self, directory: Path, upstream_ports: list[int], *, sticky: bool) -> None:
+        super().__init__(directory, upstream_ports)
+        servers = " ".join(f"server 127.0.0.1:{p};" for p in upstream_ports)
+        if sticky:
+            servers = "hash $http_mcp_session_id consistent; " + servers
+        conf = NGINX_CONF.format(p=directory, servers=servers, port=self.port)
+        conf = re.sub(r"log_format up .*?;\n", SESSION_LOG + "\n", conf, count=1)
+        (directory / "nginx.conf").write_text(conf)
+
+    def replicas_by_session(self) -> dict[str, set[str]]:
+        """For each session, the upstreams that served its POSTs."""
+        served: dict[str, set[str]] = defaultdict(set)
+        for line in self.access_log():
+            found = re.search(r'"POST [^"]*" \d+ upstream=(\S+) session=(\S+)', line)
+            if found and found.group(2) != "-":
+                served[found.group(2)].add(found.group(1))
+        return served
+
+
+@dataclass
+class Outcome:
+    token: str
+    result: dict[str, Any] | None
+    error: str | None
+    seconds: float
+
+    @property
+    def own_answers(self) -> bool:
+        expected = [f"{self.token}:{n}" for n in (1, 2, 3)]
+        return self.result is not None and self.result.get("token") == self.token and self.result["answers"] == expected
+
+
+async def _python_flow(url: str, token: str) -> Outcome:
+    async def elicit(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams)
+        found = QUESTION.match(params.message)
+        assert found is not None, params.message
+        return ElicitResult(action="accept", content={"value": f"{found.group(2)}:{found.group(1)}"})
+
+    started = time.monotonic()
+    try:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=elicit) as client,
+        ):
+            result = await client.call_tool("three_answers", {"token": token})
+        if result.is_error:
+            return Outcome(token, None, str(result.content), time.monotonic() - started)
+        return Outcome(token, result.structured_content, None, time.monotonic() - started)
+    except Exception as exc:  # a flow that fails is counted, not raised: the others must finish too
+        return Outcome(token, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+
+
+def _js_flows(node_path: str, url: str, count: int, prefix: str) -> subprocess.Popen[str]:
+    command = [node_path, str(JS / "concurrent_flows.mjs"), url, str(count), prefix]
+    return subprocess.Popen(command, cwd=JS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _js_outcomes(process: subprocess.Popen[str]) -> list[Outcome]:
+    out, err = process.communicate(timeout=240)
+    assert process.returncode == 0, err[-2000:]
+    flows = json.loads(out)["flows"]
+    return [Outcome(f["token"], f.get("result"), f.get("error"), f["ms"] / 1000) for f in flows]
+
+
+async def _run_all(
+    url: str, node_path: str, python_flows: int = PYTHON_FLOWS, js_flows: int = JS_FLOWS
+) -> list[Outcome]:
+    """``python_flows`` official-client flows and ``js_flows`` TypeScript-client flows, all at once."""
+    js = _js_flows(node_path, url, js_flows, "js") if js_flows else None
+    outcomes = list(await asyncio.gather(*(_python_flow(url, f"py-{i}") for i in range(python_flows))))
+    if js is not None:
+        outcomes += await asyncio.to_thread(_js_outcomes, js)
+    return outcomes
+
+
+def _summary(outcomes: list[Outcome]) -> str:
+    failed = [o for o in outcomes if not o.own_answers]
+    return f"{len(outcomes) - len(failed)} ok, {len(failed)} not: " + "; ".join(
+        f"{o.token}: {o.error or o.result}" for o in failed[:5]
+    )
+
+
+def _start(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], *, env: dict[str, str], sticky: bool
+) -> SessionNginx:
+    replicas = start_replicas(3, env={"MRTR_STATE_KEY": new_key(), **env}, app=APP)
+    nginx = SessionNginx(tmp_path / f"nginx-{len(started)}", replicas.ports, sticky=sticky)
+    started.append(nginx)
+    nginx.start()
+    return nginx
+
+
+async def test_round_robin_with_the_relay_serves_every_flow_with_its_own_answers(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], redis_server: RedisServer, node: str
+) -> None:
+    nginx = _start(started, tmp_path, start_replicas, env={"MRTR_REDIS_URL": redis_server.url}, sticky=False)
+    outcomes = await _run_all(nginx.url + "/mcp", node)
+    assert len(outcomes) == PYTHON_FLOWS + JS_FLOWS >= 200
+    assert all(o.own_answers for o in outcomes), _summary(outcomes)
+    # The rounds of one flow really were served by different replicas (no stickiness anywhere).
+    spread = [upstreams for upstreams in nginx.replicas_by_session().values() if len(upstreams) > 1]
+    assert len(spread) >= 150, f"only {len(spread)} sessions had POSTs on more than one replica"
+    finishers = {o.result["replica"] for o in outcomes if o.result is not None}
+    assert finishers == {"r1", "r2", "r3"}
+
+
+async def test_sticky_routing_without_redis_serves_every_flow(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], node: str
+) -> None:
+    nginx = _start(started, tmp_path, start_replicas, env={}, sticky=True)
+    outcomes = await _run_all(nginx.url + "/mcp", node, python_flows=100, js_flows=40)
+    assert all(o.own_answers for o in outcomes), _summary(outcomes)
+    assert all(len(upstreams) == 1 for upstreams in nginx.replicas_by_session().values())
+
+
+async def test_round_robin_without_redis_fails_misrouted_answers_fast(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], node: str
+) -> None:
+    """The negative control: no relay, no stickiness. Misrouted answers get 421 at once, and no
+    flow outlives the round timeout (3 s) by much."""
+    nginx = _start(started, tmp_path, start_replicas, env={"LEGACY_ROUND_TIMEOUT": "3"}, sticky=False)
+    outcomes = await _run_all(nginx.url + "/mcp", node, python_flows=30, js_flows=10)
+    statuses = [line for line in nginx.access_log() if '"POST' in line and " 421 " in line]
+    assert statuses, "no answer was misrouted: the control did not exercise anything"
+    assert any(not o.own_answers for o in outcomes)  # without a relay, round robin cannot work
+    assert max(o.seconds for o in outcomes) < 3 + 15, sorted(o.seconds for o in outcomes)[-5:]
+    assert all(o.result is None or o.own_answers for o in outcomes)  # whatever completed is right
