@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import FastAPI, Header, HTTPException
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from fastapi_mrtr import MCP, CallToolResult, Context, ServerOptions, TextContent
+from fastapi_mrtr import MCP, CallToolResult, Context, ServerOptions, TextContent, ToolContext
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -27,15 +27,29 @@ class Everything(BaseModel):
     colour: Literal["red", "green", "blue"] = Field(title="Colour")
     size: Annotated[
         Literal["s", "m", "l"],
-        WithJsonSchema({"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "m", "title": "Medium"}, {"const": "l", "title": "Large"}]}),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "oneOf": [
+                    {"const": "s", "title": "Small"},
+                    {"const": "m", "title": "Medium"},
+                    {"const": "l", "title": "Large"},
+                ],
+            }
+        ),
     ] = Field(title="Size")
     tags: list[str] = Field(default_factory=list, title="Tags")
     address: Address = Field(title="Address")
     note: str | None = Field(default=None, title="Note")
 
 
-class Confirm(BaseModel):
-    ok: bool = Field(title="Go ahead")
+class Payload(BaseModel):
+    text: str = Field(default=XSS, title=f"Field {XSS}", description=XSS)
+    pick: Literal["a", "b"] = Field(default="a", title=XSS)
+
+
+class Question(BaseModel):
+    ok: bool = Field(title=f"Question field {XSS}")
 
 
 def forms_app() -> FastAPI:
@@ -57,6 +71,19 @@ def forms_app() -> FastAPI:
             raise HTTPException(401, "Sign in first")
         return {"user": "ada"}
 
+    @mcp.tool()
+    @app.post("/connect")
+    async def connect(ctx: Context) -> dict[str, str]:
+        """Sends the user to a sign-in page (URL-mode elicitation)."""
+        answer = await ctx.elicit_url("Sign in to the archive", "https://archive.example/sign-in?flow=1", key="signin")
+        return {"action": answer.action}
+
+    @mcp.resource("notes://{topic}", mime_type="text/plain")
+    async def note(topic: str, ctx: ToolContext) -> str:
+        """A note on a topic; asks who reads it first (MRTR on resources/read)."""
+        reader = await ctx.elicit("Who reads this note?", str, key="reader")
+        return f"Note on {topic} for {reader.content}"
+
     app.mount("/mcp", mcp)
     return app
 
@@ -66,20 +93,15 @@ def xss_app() -> FastAPI:
     app = FastAPI()
     mcp = MCP(app, options=ServerOptions(name=f"xss {XSS}", version=XSS, instructions=XSS))
 
-    class Payload(BaseModel):
-        text: str = Field(default=XSS, title=f"Field {XSS}", description=XSS)
-        pick: Literal["a", "b"] = Field(default="a", title=XSS)
-
-    class Question(BaseModel):
-        ok: bool = Field(title=f"Question field {XSS}")
-
     @mcp.tool(title=f"Title {XSS}", description=f"Description {XSS}")
     @app.post("/xss")
     async def xss(payload: Payload, ctx: Context) -> CallToolResult:
         answer = await ctx.elicit(f"Question {XSS}", Question, key="q")
         ok = answer.content is not None and answer.content.ok
         text = f"Result {XSS} {payload.text} {ok}"
-        return CallToolResult(content=[TextContent(text=text)], structured_content={"html": XSS, "rows": [{"cell": XSS}]})
+        return CallToolResult(
+            content=[TextContent(text=text)], structured_content={"html": XSS, "rows": [{"cell": XSS}]}
+        )
 
     app.mount("/mcp", mcp)
     return app

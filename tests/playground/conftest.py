@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Dialog, Page, Playwright, sync_playwright
 
 from tests.support import running_server
 
@@ -45,7 +45,11 @@ def playwright_driver() -> Iterator[Playwright]:
 @pytest.fixture(scope="session")
 def browser(playwright_driver: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     home = tmp_path_factory.mktemp("chromium-home")
-    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache")}
+    env: dict[str, str | float | bool] = {
+        "HOME": str(home),  # chromium writes its config and cache there, not in the real home
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
     launched = playwright_driver.chromium.launch(executable_path=chromium_path(), headless=True, args=FLAGS, env=env)
     yield launched
     launched.close()
@@ -78,10 +82,14 @@ class PlaygroundPage:
         self.page: Page = context.new_page()
         self.dialogs: list[str] = []
         self.errors: list[str] = []
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("dialog", self._dialog)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.name = name
         self.step = 0
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)  # a payload that ran would show here
+        dialog.dismiss()
 
     def open(self, mount: str = "/mcp") -> Page:
         self.page.goto(f"{self.base}{mount}/playground")
