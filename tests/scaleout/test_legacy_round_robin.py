@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
 import subprocess
 import time
 from collections import defaultdict
@@ -52,6 +54,8 @@ class SessionNginx(Nginx):
             servers = "hash $http_mcp_session_id consistent; " + servers
         conf = NGINX_CONF.format(p=directory, servers=servers, port=self.port)
         conf = re.sub(r"log_format up .*?;\n", SESSION_LOG + "\n", conf, count=1)
+        # A request a dead replica never received is safe to send to another (docs/deployment.md).
+        conf = conf.replace("proxy_buffering off;", "proxy_buffering off; proxy_next_upstream error non_idempotent;")
         (directory / "nginx.conf").write_text(conf)
 
     def replicas_by_session(self) -> dict[str, set[str]]:
@@ -77,11 +81,17 @@ class Outcome:
         return self.result is not None and self.result.get("token") == self.token and self.result["answers"] == expected
 
 
-async def _python_flow(url: str, token: str) -> Outcome:
+async def _python_flow(url: str, token: str, think: float = 0.0, asked: list[str] | None = None) -> Outcome:
+    """One flow; ``think`` seconds before each answer keep it in flight (for the fault tests), and
+    ``asked`` records each question as it arrives."""
+
     async def elicit(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         assert isinstance(params, ElicitRequestFormParams)
         found = QUESTION.match(params.message)
         assert found is not None, params.message
+        if asked is not None:
+            asked.append(params.message)
+        await asyncio.sleep(think)
         return ElicitResult(action="accept", content={"value": f"{found.group(2)}:{found.group(1)}"})
 
     started = time.monotonic()
@@ -95,7 +105,14 @@ async def _python_flow(url: str, token: str) -> Outcome:
             return Outcome(token, None, str(result.content), time.monotonic() - started)
         return Outcome(token, result.structured_content, None, time.monotonic() - started)
     except Exception as exc:  # a flow that fails is counted, not raised: the others must finish too
-        return Outcome(token, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+        return Outcome(token, None, _innermost(exc), time.monotonic() - started)
+
+
+def _innermost(exc: BaseException) -> str:
+    """The error a person would read: the client wraps it in task groups."""
+    while getattr(exc, "exceptions", None):  # an exception group (Python 3.10 has no name for it)
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _js_flows(node_path: str, url: str, count: int, prefix: str) -> subprocess.Popen[str]:
@@ -173,3 +190,84 @@ async def test_round_robin_without_redis_fails_misrouted_answers_fast(
     assert any(not o.own_answers for o in outcomes)  # without a relay, round robin cannot work
     assert max(o.seconds for o in outcomes) < 3 + 15, sorted(o.seconds for o in outcomes)[-5:]
     assert all(o.result is None or o.own_answers for o in outcomes)  # whatever completed is right
+
+
+async def _until_asked(asked: list[str], count: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while len(asked) < count:
+        assert time.monotonic() < deadline, f"only {len(asked)} of {count} flows were asked"
+        await asyncio.sleep(0.02)
+
+
+async def test_redis_restarted_mid_run_fails_cleanly_and_then_works(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], redis_server: RedisServer
+) -> None:
+    nginx = _start(started, tmp_path, start_replicas, env={"MRTR_REDIS_URL": redis_server.url}, sticky=False)
+    url = nginx.url + "/mcp"
+    asked: list[str] = []
+    running = [asyncio.ensure_future(_python_flow(url, f"before-{i}", think=1.0, asked=asked)) for i in range(60)]
+    await _until_asked(asked, 60)  # every flow waits for its first answer: then Redis goes away
+    await asyncio.to_thread(redis_server.stop)
+    await asyncio.sleep(1.5)
+    await asyncio.to_thread(redis_server.start)
+    outcomes = await asyncio.gather(*running)
+    # In flight: each completed with its own answers or failed; none got another's or one twice.
+    assert all(o.result is None or o.own_answers for o in outcomes), _summary(outcomes)
+    assert all(o.error is not None for o in outcomes if o.result is None)
+    assert max(o.seconds for o in outcomes) < 45
+    # Redis is back: new flows work (the subscribers reconnect by themselves within a second).
+    await asyncio.sleep(1.5)
+    after = await asyncio.gather(*(_python_flow(url, f"after-{i}") for i in range(40)))
+    assert all(o.own_answers for o in after), _summary(after)
+
+
+async def test_a_replica_killed_mid_run_ends_only_its_flows(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], redis_server: RedisServer
+) -> None:
+    replicas = start_replicas(3, env={"MRTR_STATE_KEY": new_key(), "MRTR_REDIS_URL": redis_server.url}, app=APP)
+    nginx = SessionNginx(tmp_path / "nginx-kill", replicas.ports, sticky=False)
+    started.append(nginx)
+    nginx.start()
+    url = nginx.url + "/mcp"
+    asked: list[str] = []
+    running = [asyncio.ensure_future(_python_flow(url, f"k-{i}", think=1.0, asked=asked)) for i in range(60)]
+    await _until_asked(asked, 60)  # every flow's call runs, and waits for its first answer
+    os.kill(replicas[1].pid, signal.SIGKILL)  # r2 dies with its calls in flight
+    outcomes = await asyncio.gather(*running)
+    assert all(o.result is None or o.own_answers for o in outcomes), _summary(outcomes)
+    failed = [o for o in outcomes if o.result is None]
+    assert all(o.error for o in failed) and max(o.seconds for o in outcomes) < 60
+    # The flows r2 was running end with an error; the others are untouched.
+    assert len(failed) <= len(outcomes) // 2, _summary(outcomes)
+    assert failed and all("replica running this call stopped" in str(o.error) for o in failed), _summary(outcomes)
+    survivors = await asyncio.gather(*(_python_flow(url, f"later-{i}") for i in range(30)))
+    assert all(o.own_answers and o.result is not None and o.result["replica"] != "r2" for o in survivors)
+
+
+async def test_sessions_survive_key_rotation(
+    started: list[Service], tmp_path: Path, start_replicas: Callable[..., Any], redis_server: RedisServer
+) -> None:
+    old, new = new_key(), new_key()
+    replicas = start_replicas(3, env={"MRTR_STATE_KEY": old, "MRTR_REDIS_URL": redis_server.url}, app=APP)
+    nginx = SessionNginx(tmp_path / "nginx-rotate", replicas.ports, sticky=False)
+    started.append(nginx)
+    nginx.start()
+    url = nginx.url + "/mcp"
+
+    async def elicit(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        found = QUESTION.match(params.message)
+        assert found is not None
+        return ElicitResult(action="accept", content={"value": f"{found.group(2)}:{found.group(1)}"})
+
+    async with (
+        httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=elicit) as client,
+    ):
+        first = await client.call_tool("three_answers", {"token": "before"})
+        assert first.structured_content is not None and first.structured_content["answers"][0] == "before:1"
+        # Rotate: every replica restarts with the new key first and the old one still opening.
+        for index in range(3):
+            await asyncio.to_thread(replicas.restart, {"MRTR_STATE_KEY": f"{new},{old}"}, [index])
+        again = await client.call_tool("three_answers", {"token": "after"})  # the same session id
+    assert not again.is_error and again.structured_content is not None
+    assert again.structured_content["answers"] == ["after:1", "after:2", "after:3"]
