@@ -79,6 +79,7 @@ def test_sampling_roots_and_elicitation_in_one_round(fixture_server: str, open_p
     greeting = pg.ask("greeting")
     roots = pg.ask("client_roots")
     assert "Generate a greeting" in greeting.text_content()
+    assert "null" not in greeting.text_content()  # an absent systemPrompt leaves no trace
     pg.shot("three-asks")
     greeting.get_by_label("Reply as the model").fill("Hello there,")
     greeting.get_by_role("button", name="Send reply").click()

@@ -48,6 +48,8 @@
     return el;
   }
 
+  // Appends, skipping absent children (DOM append would write "null" as text).
+  const put = (el, ...children) => el.append(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
   const pretty = (value) => JSON.stringify(value, null, 2);
   const bytes = (text) => new TextEncoder().encode(text).length;
   const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -590,7 +592,7 @@
         answers[key] = response;
         card.classList.add("answered");
         card.querySelectorAll("button, input, select, textarea").forEach((n) => { n.disabled = true; });
-        card.append(h("p", { class: "muted" }, `Answered: ${response.action || (response.roots ? "roots" : "reply")}`));
+        put(card, h("p", { class: "muted" }, `Answered: ${response.action || (response.roots ? "roots" : "reply")}`));
         if (Object.keys(answers).length === keys.length) {
           box.remove();
           resolve(answers);
@@ -611,7 +613,7 @@
     const finish = (response) => done(key, card, response);
     if (req.method === "elicitation/create" && p.mode === "url") {
       const href = safeHttpUrl(p.url);
-      card.append(h("p", { class: "message" }, String(p.message ?? "")),
+      put(card, h("p", { class: "message" }, String(p.message ?? "")),
         href ? h("p", {}, h("a", { href, target: "_blank", rel: "noopener noreferrer" }, href)) : h("p", { class: "error" }, `Not an http(s) URL: ${p.url}`),
         h("p", { class: "muted" }, "Open the link, finish there, then say so here."),
         h("div", { class: "actions" },
@@ -620,7 +622,7 @@
           h("button", { type: "button", onclick: () => finish({ action: "cancel" }) }, "Cancel")));
     } else if (req.method === "elicitation/create") {
       const form = schemaForm(p.requestedSchema, { allowRaw: false });
-      card.append(h("p", { class: "message" }, String(p.message ?? "")), form.el,
+      put(card, h("p", { class: "message" }, String(p.message ?? "")), form.el,
         h("div", { class: "actions" },
           h("button", { type: "button", class: "primary", onclick: () => { const content = form.read(); if (content !== undefined) finish({ action: "accept", content }); } }, "Accept"),
           h("button", { type: "button", onclick: () => finish({ action: "decline" }) }, "Decline"),
@@ -631,7 +633,7 @@
       const modelId = newId("model");
       const reply = h("textarea", { id: replyId, rows: 3 });
       const model = h("input", { id: modelId, type: "text", value: "human-in-the-playground" });
-      card.append(
+      put(card, 
         p.systemPrompt != null ? h("p", { class: "muted" }, `System: ${p.systemPrompt}`) : null,
         h("ul", { "aria-label": "Messages to the model" }, messages.map((m) => h("li", {}, h("strong", {}, `${m.role}: `), blocksOf(m.content)))),
         h("p", { class: "muted" }, `maxTokens ${p.maxTokens}`),
@@ -650,7 +652,7 @@
         rows.append(row);
       };
       addRow("file:///home/user/project", "project");
-      card.append(h("p", { class: "message" }, "The server asks for your roots."), rows,
+      put(card, h("p", { class: "message" }, "The server asks for your roots."), rows,
         h("div", { class: "actions" },
           h("button", { type: "button", onclick: () => addRow() }, "Add root"),
           h("button", { type: "button", class: "primary", onclick: () => {
@@ -663,7 +665,7 @@
       const area = h("textarea", { id: areaId, class: "json" });
       area.value = "{}";
       const error = h("p", { class: "error", role: "alert" });
-      card.append(h("pre", {}, pretty(req)), h("label", { for: areaId }, "Answer (JSON)"), area, error,
+      put(card, h("pre", {}, pretty(req)), h("label", { for: areaId }, "Answer (JSON)"), area, error,
         h("button", { type: "button", onclick: () => { try { finish(JSON.parse(area.value)); } catch { error.textContent = "Not JSON"; } } }, "Send"));
     }
     return card;
@@ -727,7 +729,7 @@
     const error = result.isError === true;
     const card = h("div", { class: `card result${error ? " is-error" : ""}`, role: error ? "alert" : undefined },
       h("h3", {}, error ? "Error result (isError)" : "Result"), blocksOf(result.content || []));
-    if (result.structuredContent !== undefined) card.append(h("h3", {}, "structuredContent"), h("div", { class: "structured" }, structured(result.structuredContent)));
+    if (result.structuredContent !== undefined) put(card, h("h3", {}, "structuredContent"), h("div", { class: "structured" }, structured(result.structuredContent)));
     view.result.replaceChildren(card);
   }
 
