@@ -36,13 +36,17 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open, its event loop counts as the
+# running loop of the main thread (it runs in a greenlet), so every anyio test after it would fail
+# with "Cannot run the event loop while another loop is running". Closing it with each module of
+# tests/playground keeps the rest of the suite, run in the same process, unaffected.
+@pytest.fixture(scope="module")
 def playwright_driver() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright_driver: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     home = tmp_path_factory.mktemp("chromium-home")
     env: dict[str, str | float | bool] = {

@@ -127,7 +127,7 @@ def test_a_resource_template_read_in_two_rounds(forms_server: str, open_page: An
     pg = open_page(forms_server)
     page = pg.open()
     page.get_by_role("tab", name="Resources").click()
-    page.locator("#items button").first.click()
+    pg.choose("note")  # waits for the resource list; ".first" could still be the tools list
     page.get_by_label("topic").fill("tea & biscuits")
     page.get_by_role("button", name="Read resource").click()
     card = pg.ask("reader")
