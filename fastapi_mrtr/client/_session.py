@@ -1,10 +1,15 @@
-"""``MrtrClient``: an async MCP 2026-07-28 client over Streamable HTTP with MRTR.
+"""``MrtrClient``: an async MCP client over Streamable HTTP, for servers of either era.
 
-Stateless like the wire: nothing is negotiated up front. Every request carries its own
-``_meta`` (protocol version, client info, the capabilities the registered handlers imply) and
-the matching headers. The only memory across requests is what ``tools/list`` said of each
-tool: its ``x-mcp-header`` declarations, used to mirror arguments into ``Mcp-Param-*`` headers,
-and its ``outputSchema``, used to check the ``structuredContent`` of its results.
+On the 2026-07-28 wire it is stateless like the wire: nothing is negotiated up front. Every
+request carries its own ``_meta`` (protocol version, client info, the capabilities the
+registered handlers imply) and the matching headers, and ``input_required`` results run the
+MRTR loop. The only memory across requests is what ``tools/list`` said of each tool: its
+``x-mcp-header`` declarations, used to mirror arguments into ``Mcp-Param-*`` headers, and its
+``outputSchema``, used to check the ``structuredContent`` of its results.
+
+A 2025-era server gets a :class:`~fastapi_mrtr.client._legacy.LegacySession` instead, and the
+server's questions arrive as requests on the call's stream, answered by the same handlers.
+Which era a server speaks is found once per client (``ClientOptions.mode``) and kept.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+import anyio
 import httpx
 from pydantic import BaseModel, ValidationError
 
@@ -24,15 +30,23 @@ from fastapi_mrtr.client._errors import (
     InvalidToolHeadersError,
     McpServerError,
     MrtrClientError,
+    StatusCodeError,
+    StreamClosedError,
 )
 from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
 from fastapi_mrtr.client._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
+from fastapi_mrtr.client._legacy import LegacySession
 from fastapi_mrtr.client._loop import InputRequiredLoop
 from fastapi_mrtr.client._output_schema import OutputSchemas
 from fastapi_mrtr.client._transport import HttpRpc, NotificationSink
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
-from fastapi_mrtr.client.options import ClientOptions
-from fastapi_mrtr.wire.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from fastapi_mrtr.client.options import ClientOptions, Era
+from fastapi_mrtr.wire.errors import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageResult,
     ElicitResult,
@@ -51,6 +65,7 @@ from fastapi_mrtr.wire.protocol import (
     CallToolResult,
     DiscoverResult,
     GetPromptResult,
+    Implementation,
     JSONObject,
     JSONRPCNotification,
     ListPromptsResult,
@@ -71,6 +86,8 @@ C = TypeVar("C", bound="MrtrClient")
 # The three methods that may answer input_required (mrtr.mdx, Supported Requests).
 INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MAX_TOOL_PAGES = 100  # a server that keeps handing out cursors must not loop us forever
+# Errors only a modern server sends (spec-notes 2.6): the probe raises them rather than fall back.
+_MODERN_ERRORS = frozenset({UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH})
 
 
 class MrtrClient:
@@ -120,6 +137,10 @@ class MrtrClient:
         self.validate_structured_content = validate_structured_content
         self._output_schemas = OutputSchemas()
         self._unlisted: set[str] = set()  # called tools that a full listing did not include
+        mode = self.options.mode
+        self._era: Era | None = None if mode == "auto" else mode
+        self._era_lock = anyio.Lock()
+        self._legacy = LegacySession(self._rpc, self._handlers, self.options, lambda: self._headers, self._new_id)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -135,7 +156,9 @@ class MrtrClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this client created it."""
+        """End a 2025-era session (DELETE) if one is open; close the HTTP client if this client
+        created it."""
+        await self._legacy.close()
         if self._owns_http:
             await self._rpc.http.aclose()
 
@@ -175,8 +198,34 @@ class MrtrClient:
 
     @property
     def protocol_version(self) -> str:
-        """The version in use (it changes only if the server rejects ours and offers another)."""
+        """The version in use: the modern one (it changes only if the server rejects ours and
+        offers another), or in a 2025-era session the one ``initialize`` negotiated."""
+        if self._era == "legacy" and self._legacy.protocol_version is not None:
+            return self._legacy.protocol_version
         return self._protocol_version
+
+    @property
+    def era(self) -> Era | None:
+        """``"2026-07-28"`` or ``"legacy"`` once known (see :meth:`connect`); ``None`` before."""
+        return self._era
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """The ``serverInfo`` of a 2025-era session's ``initialize``; ``None`` on the modern wire
+        (ask :meth:`discover` there)."""
+        return self._legacy.server_info if self._era == "legacy" else None
+
+    async def connect(self) -> Era:
+        """Find the server's era now (any first request does it otherwise) and return it.
+
+        ``mode="auto"`` sends one ``server/discover``: a result, or a modern error, means the
+        2026-07-28 wire; any other reply (a 2025-era server answers it with an HTTP 400, or a
+        ``Method not found``) means a 2025-era server, which then gets ``initialize``. Network
+        errors and an HTTP 401 or 403 are raised, not taken for an era.
+        """
+        await self._ensure_era()
+        assert self._era is not None
+        return self._era
 
     # --- methods without MRTR --------------------------------------------------------------
 
@@ -300,6 +349,13 @@ class MrtrClient:
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
     ) -> R | InputRequiredResult:
+        await self._ensure_era()
+        if self._era == "legacy" and (input_responses or request_state is not None):
+            raise ValueError(
+                "input_responses and request_state belong to the 2026-07-28 wire; this server speaks a "
+                "2025-era session, where the registered handlers answer its questions during the call"
+            )
+
         async def send(answers: InputResponses | None, state: str | None) -> R | InputRequiredResult:
             # The original params every time; only the MRTR fields change between rounds.
             round_params = dict(params)
@@ -322,7 +378,7 @@ class MrtrClient:
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
     ) -> JSONObject:
-        if method != "tools/call" or not self.options.mirror_param_headers:
+        if method != "tools/call" or not self.options.mirror_param_headers or self._era == "legacy":
             return await self._request(method, params, progress_callback, meta)
         for attempt in range(2):
             extra = param_headers(self._tool_headers.get(params["name"], ()), params.get("arguments"))
@@ -336,7 +392,79 @@ class MrtrClient:
                 await self.list_all_tools()
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _new_id(self) -> int:
+        return next(self._ids)
+
+    async def _ensure_era(self) -> None:
+        if self._era == "2026-07-28":
+            return
+        if self._era == "legacy":
+            await self._legacy.initialize()
+            return
+        async with self._era_lock:
+            if self._era is None:
+                era = await self._probe()
+                if era == "legacy":
+                    await self._legacy.initialize()
+                self._era = era
+
+    async def _probe(self) -> Era:
+        """``server/discover`` on the modern wire; which era its reply shows (versioning.mdx)."""
+        try:
+            raw = await self._modern_request("server/discover", {}, None, None)
+        except McpServerError as exc:
+            if exc.code in _MODERN_ERRORS:
+                raise  # a modern server refusing us: falling back would hide the real problem
+            logger.info("server/discover answered %s %s: a 2025-era server", exc.code, exc.message)
+            return "legacy"
+        except StatusCodeError as exc:
+            if exc.status_code in (401, 403):
+                raise
+            logger.info("server/discover answered HTTP %s: a 2025-era server", exc.status_code)
+            return "legacy"
+        except (InvalidServerResponseError, StreamClosedError) as exc:
+            logger.info("server/discover got no modern reply (%s): a 2025-era server", exc)
+            return "legacy"
+        versions = raw.get("supportedVersions")
+        if isinstance(versions, list) and self._protocol_version not in versions:
+            shared = [version for version in SUPPORTED_PROTOCOL_VERSIONS if version in versions]
+            if not shared:
+                logger.info("server/discover lists %s, none of them ours: a 2025-era session", versions)
+                return "legacy"
+            self._protocol_version = shared[0]
+        return "2026-07-28"
+
     async def _request(
+        self,
+        method: str,
+        params: JSONObject,
+        progress_callback: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> JSONObject:
+        await self._ensure_era()
+        if self._era == "legacy":
+            return await self._legacy_request(method, params, progress_callback, meta)
+        return await self._modern_request(method, params, progress_callback, meta, extra_headers)
+
+    async def _legacy_request(
+        self,
+        method: str,
+        params: JSONObject,
+        progress_callback: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
+    ) -> JSONObject:
+        progress = progress_callback or self._on_progress
+        # No protocol keys in a 2025-era _meta: the session carries them. A progress token may
+        # repeat across calls there, so it is unique per request all the same.
+        token = f"mrtr-progress-{self._new_id()}" if progress is not None else None
+        request_meta: JSONObject = dict(meta or {})
+        if token is not None:
+            request_meta["progressToken"] = token
+        sent = {**params, "_meta": request_meta} if request_meta else dict(params)
+        return await self._legacy.request(method, sent, self._sink(token, progress))
+
+    async def _modern_request(
         self,
         method: str,
         params: JSONObject,

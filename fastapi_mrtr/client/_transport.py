@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -52,23 +53,42 @@ def decode_json(data: str | bytes) -> Any:
         raise InvalidServerResponseError(f"reply is not JSON: {exc}", text) from exc
 
 
-def _media_type(response: httpx.Response) -> str:
+def media_type(response: httpx.Response) -> str:
     content_type = str(response.headers.get("content-type", ""))
     return content_type.split(";", 1)[0].strip().lower()
 
 
-async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The ``data`` of each SSE event of type ``message`` (WHATWG event-stream parsing rules).
+@dataclass(frozen=True)
+class SseEvent:
+    """One server-sent event: its ``data``, and the ``id`` and ``retry`` it carried, if any."""
 
-    Comments (keep-alives), ``id`` and ``retry`` fields are dropped: this wire has no resumption.
+    data: str
+    event_id: str | None = None
+    retry_ms: int | None = None
+
+
+async def iter_sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
+    """Each SSE event of type ``message`` (WHATWG event-stream parsing rules).
+
+    Comments (keep-alives) are dropped. An event with an ``id`` but no data (a 2025-era priming
+    event) is still yielded, with empty ``data``: a resuming reader needs its id.
     """
     data: list[str] = []
     event = ""
+    event_id: str | None = None
+    retry: int | None = None
+
+    def flush() -> SseEvent | None:
+        if event not in ("", "message") or (not data and event_id is None and retry is None):
+            return None
+        return SseEvent("\n".join(data), event_id, retry)
+
     async for line in lines:
         if not line:
-            if data and event in ("", "message"):
-                yield "\n".join(data)
-            data, event = [], ""
+            found = flush()
+            if found is not None:
+                yield found
+            data, event, event_id, retry = [], "", None, None
             continue
         if line.startswith(":"):
             continue
@@ -78,8 +98,21 @@ async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
             data.append(value)
         elif name == "event":
             event = value
-    if data and event in ("", "message"):  # a final event without its blank line
-        yield "\n".join(data)
+        elif name == "id" and "\0" not in value:
+            event_id = value
+        elif name == "retry" and value.isdigit():
+            retry = int(value)
+    found = flush()  # a final event without its blank line
+    if found is not None:
+        yield found
+
+
+async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The ``data`` of each SSE message event; ids and retry hints are dropped (the 2026-07-28
+    wire has no resumption), and so are events without data."""
+    async for event in iter_sse_events(lines):
+        if event.data:
+            yield event.data
 
 
 class HttpRpc:
@@ -103,14 +136,14 @@ class HttpRpc:
         _apply_headers(request, headers)
         response = await self.http.send(request, stream=True)
         try:
-            return await self._read(response, message["id"], on_notification)
+            return await self.read(response, message["id"], on_notification)
         finally:
             await response.aclose()
 
-    async def _read(
+    async def read(
         self, response: httpx.Response, request_id: RequestId, on_notification: NotificationSink | None
     ) -> JSONObject:
-        media = _media_type(response)
+        media = media_type(response)
         if response.is_success and media == SSE_MEDIA:
             return await self._read_sse(response, request_id, on_notification)
         body = await response.aread()
@@ -131,7 +164,7 @@ class HttpRpc:
         decoded = decode_json(body)
         if not isinstance(decoded, dict):
             raise InvalidServerResponseError("not a JSON-RPC message", decoded)
-        result = _interpret(decoded, request_id, response.status_code)
+        result = interpret_reply(decoded, request_id, response.status_code)
         if result is None:
             raise InvalidServerResponseError(f"no response to request {request_id!r}", decoded)
         return result
@@ -139,20 +172,20 @@ class HttpRpc:
     async def _read_sse(
         self, response: httpx.Response, request_id: RequestId, on_notification: NotificationSink | None
     ) -> JSONObject:
-        async for data in iter_sse_data(_stream_lines(response, request_id)):
+        async for data in iter_sse_data(stream_lines(response, request_id)):
             decoded = decode_json(data)
             if not isinstance(decoded, dict):
                 raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
             if "method" in decoded:
                 await _route_incoming(decoded, on_notification)
                 continue
-            result = _interpret(decoded, request_id, response.status_code)
+            result = interpret_reply(decoded, request_id, response.status_code)
             if result is not None:
                 return result
         raise StreamClosedError(f"SSE stream ended before the response to request {request_id!r}")
 
 
-async def _stream_lines(response: httpx.Response, request_id: RequestId) -> AsyncIterator[str]:
+async def stream_lines(response: httpx.Response, request_id: RequestId) -> AsyncIterator[str]:
     """The stream's lines; a connection dropped mid-stream is a stream that ended early."""
     try:
         async for line in response.aiter_lines():
@@ -211,7 +244,7 @@ def _error_reply(body: bytes, request_id: RequestId, http_status: int) -> McpSer
     return _server_error(message, http_status)
 
 
-def _interpret(message: JSONObject, request_id: RequestId, http_status: int) -> JSONObject | None:
+def interpret_reply(message: JSONObject, request_id: RequestId, http_status: int) -> JSONObject | None:
     """The result of our response, an exception for an error, ``None`` for someone else's reply."""
     if message.get("jsonrpc") != "2.0":
         raise InvalidServerResponseError("not a JSON-RPC 2.0 message", message)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import Literal, get_args
 
 import httpx
 
-from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, Implementation
+from fastapi_mrtr.wire.protocol import LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION, Implementation
 
 
 def _package_version() -> str:
@@ -22,6 +23,11 @@ def default_client_info() -> Implementation:
     """The ``clientInfo`` sent when the caller names none."""
     return Implementation(name="fastapi-mrtr-client", version=_package_version())
 
+
+# Which era the client speaks: "auto" probes (server/discover, then initialize on a non-modern
+# error), "legacy" opens a 2025-era session at once, "2026-07-28" never opens one.
+ClientMode = Literal["auto", "legacy", "2026-07-28"]
+Era = Literal["legacy", "2026-07-28"]
 
 # Reads stay open long: a tool may stream progress over SSE for minutes before its result.
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(30.0, read=600.0)
@@ -68,6 +74,11 @@ class ClientOptions:
       carried only ``requestState`` (the server is shedding load); doubles up to ``cap``.
     * ``mirror_param_headers``: send ``Mcp-Param-*`` headers for tool arguments whose schema
       property carries ``x-mcp-header`` (learned from ``tools/list``).
+    * ``mode``: ``"auto"`` (probe with ``server/discover``; a reply that is no recognised modern
+      one means a 2025-era server, so ``initialize``), ``"legacy"`` (always a 2025-era session)
+      or ``"2026-07-28"`` (never one).
+    * ``legacy_protocol_version``: the version asked for in ``initialize`` (the server may answer
+      an older one this client also speaks).
     """
 
     input_required_config: InputRequiredConfig = field(default_factory=InputRequiredConfig)
@@ -76,12 +87,21 @@ class ClientOptions:
     http_timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_HTTP_TIMEOUT)
     state_only_backoff: tuple[float, float] = (0.05, 0.25)
     mirror_param_headers: bool = True
+    mode: ClientMode = "auto"
+    legacy_protocol_version: str = LEGACY_PROTOCOL_VERSIONS[0]
 
     def __post_init__(self) -> None:
         if not isinstance(self.input_required_config, InputRequiredConfig):
             raise TypeError(
                 "input_required_config must be the client's fastapi_mrtr.client.InputRequiredConfig, not "
                 f"{type(self.input_required_config).__module__}.{type(self.input_required_config).__qualname__}"
+            )
+        if self.mode not in get_args(ClientMode):
+            raise ValueError(f"mode must be one of {', '.join(get_args(ClientMode))}, not {self.mode!r}")
+        if self.legacy_protocol_version not in LEGACY_PROTOCOL_VERSIONS:
+            raise ValueError(
+                f"legacy_protocol_version must be one of {', '.join(LEGACY_PROTOCOL_VERSIONS)}, "
+                f"not {self.legacy_protocol_version!r}"
             )
         first, cap = self.state_only_backoff
         if first < 0 or cap < first:

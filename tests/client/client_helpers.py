@@ -68,6 +68,14 @@ async def asgi_http(wire: Wire | None = None, *, json_response: bool = False) ->
 
 Reply = Any  # a result object, or an httpx.Response for full control
 
+DISCOVERED = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "private",
+}
+
 
 class ScriptedServer:
     """An ``httpx.MockTransport`` peer: ``respond(body)`` returns a result or an httpx.Response.
@@ -78,13 +86,21 @@ class ScriptedServer:
     itself with one page of them and records those requests in ``listings``, not ``requests``:
     after a complete ``tools/call`` the client lists the tools once to learn the tool's
     ``outputSchema``, and a script of rounds should not have to answer that.
+
+    Like every 2026-07-28 server it answers ``server/discover`` (the era probe a client in
+    ``mode="auto"`` sends first) itself, recorded in ``probes``; a script that wants to answer
+    the probe differently handles it in ``respond`` with ``answer_discover=False``.
     """
 
-    def __init__(self, respond: Any, *, tools: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, respond: Any, *, tools: list[dict[str, Any]] | None = None, answer_discover: bool = True
+    ) -> None:
         self.respond = respond
         self.tools = tools
+        self.answer_discover = answer_discover
         self.requests: list[httpx.Request] = []
         self.listings: list[httpx.Request] = []
+        self.probes: list[httpx.Request] = []
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -92,6 +108,9 @@ class ScriptedServer:
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
+        if self.answer_discover and body.get("method") == "server/discover":
+            self.probes.append(request)
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": DISCOVERED})
         if self.tools is not None and body.get("method") == "tools/list":
             self.listings.append(request)
             listing = {"resultType": "complete", "tools": self.tools, "ttlMs": 60_000, "cacheScope": "private"}

@@ -22,7 +22,7 @@ import anyio
 import httpx
 import pytest
 
-from fastapi_mrtr.client import MrtrClient, StatusCodeError
+from fastapi_mrtr.client import ClientOptions, MrtrClient, StatusCodeError
 from fastapi_mrtr.client.auth import (
     ClientMetadata,
     InMemoryTokenStore,
@@ -289,7 +289,8 @@ def make_auth(http: httpx.AsyncClient, **kwargs: Any) -> OAuthClientAuth:
 async def run(fake: FakeOAuth, auth: OAuthClientAuth, *methods: str) -> None:
     """Send ``tools/list`` / ``tools/call`` requests (in order) through a client with ``auth``."""
     async with httpx.AsyncClient(transport=httpx.MockTransport(fake), auth=auth) as http:
-        client = MrtrClient(MCP, http_client=http)
+        # Pinned to the modern wire: these tests count the requests of an OAuth flow exactly.
+        client = MrtrClient(MCP, http_client=http, options=ClientOptions(mode="2026-07-28"))
         for method in methods or ("tools/list", "tools/call"):
             if method == "tools/list":
                 await client.list_tools()

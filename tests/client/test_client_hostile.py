@@ -11,6 +11,7 @@ import pytest
 from client_helpers import ScriptedServer, elicit, input_required, sse, text_result
 
 from fastapi_mrtr.client import (
+    ClientOptions,
     ElicitRequestParams,
     InvalidServerResponseError,
     McpError,
@@ -34,9 +35,13 @@ def raw_json(body: bytes, status: int = 200) -> httpx.Response:
     return httpx.Response(status, headers={"content-type": "application/json"}, content=body)
 
 
+# These peers misbehave on the 2026-07-28 wire; no era probe stands between them and the call.
+MODERN = ClientOptions(mode="2026-07-28")
+
+
 async def call(server: ScriptedServer, **client_options: Any) -> Any:
     async with server.client() as http:
-        client = MrtrClient("/mcp", http_client=http, **client_options)
+        client = MrtrClient("/mcp", http_client=http, options=MODERN, **client_options)
         client.set_elicitation_handler(accept)
         return await client.call_tool("t")
 
@@ -66,7 +71,7 @@ async def test_lone_surrogates_in_state_and_keys_are_echoed_exactly() -> None:
 async def test_messages_without_surrogates_stay_compact_utf8() -> None:
     server = ScriptedServer(lambda body: text_result("ok"))
     async with server.client() as http:
-        await MrtrClient("/mcp", http_client=http).call_tool("t", {"city": "Zürich"})
+        await MrtrClient("/mcp", http_client=http, options=MODERN).call_tool("t", {"city": "Zürich"})
     assert '"city":"Zürich"'.encode() in server.requests[0].content
 
 
@@ -208,7 +213,7 @@ async def test_elicitation_params_missing_what_their_mode_needs_are_refused_loca
         lambda body: input_required({"a": other, "b": {"method": "elicitation/create", "params": params}}, "s")
     )
     async with server.client() as http:
-        client = MrtrClient("/mcp", http_client=http)
+        client = MrtrClient("/mcp", http_client=http, options=MODERN)
         client.set_elicitation_handler(handler)
         with pytest.raises(McpError) as caught:
             await client.call_tool("t")
@@ -220,6 +225,6 @@ async def test_elicitation_params_missing_what_their_mode_needs_are_refused_loca
 
 
 async def test_connection_dropped_mid_sse_is_a_stream_closed_error(hostile_url: str) -> None:
-    async with MrtrClient(f"{hostile_url}/sse-cut") as client:
+    async with MrtrClient(f"{hostile_url}/sse-cut", options=MODERN) as client:
         with pytest.raises(StreamClosedError, match="broke off"):
             await client.call_tool("t")

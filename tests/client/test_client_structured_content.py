@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from client_helpers import Wire
+from client_helpers import DISCOVERED, Wire
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -111,8 +111,12 @@ class Peer:
             await send({"type": "http.response.body", "body": b"{}"})
             return
         body = json.loads(raw)
-        self.methods.append(body["method"])
-        reply = {"jsonrpc": "2.0", "id": body["id"], "result": self.answer(body)}
+        if body["method"] == "server/discover":  # the era probe: this is a 2026-07-28 peer
+            result = DISCOVERED
+        else:
+            self.methods.append(body["method"])
+            result = self.answer(body)
+        reply = {"jsonrpc": "2.0", "id": body["id"], "result": result}
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": json.dumps(reply).encode()})
 

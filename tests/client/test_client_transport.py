@@ -237,7 +237,8 @@ async def test_version_rejected_then_retried_with_a_supported_one() -> None:
 
     server = ScriptedServer(respond)
     async with server.client() as http:
-        client = MrtrClient("/mcp", http_client=http, options=ClientOptions(protocol_version="2030-01-01"))
+        options = ClientOptions(protocol_version="2030-01-01", mode="2026-07-28")  # no probe: the call meets -32022
+        client = MrtrClient("/mcp", http_client=http, options=options)
         await client.list_tools()
         assert client.protocol_version == "2026-07-28"
     first, second = server.requests
