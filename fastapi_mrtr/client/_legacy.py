@@ -8,6 +8,10 @@ on the call's SSE stream, and the client answers each with a new POST of a JSON-
 Here those requests go to the same :class:`InputHandlers` the MRTR loop uses, so a handler
 never knows which era asked.
 
+After ``initialize`` the client opens the session's GET stream (when the client runs as an
+``async with`` block, which owns the task that reads it): some servers send their requests there
+rather than on the call's stream. A server that offers none (405, 404, 400) is fine.
+
 A server may close a long call's stream after an event with an id (SEP-1699 polling); the
 reader then waits the ``retry`` the server asked for and resumes with a GET carrying
 ``Last-Event-ID``. A request whose session the server no longer knows (404) re-initialises once
@@ -17,10 +21,11 @@ the server is told with ``notifications/cancelled``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import anyio
@@ -57,6 +62,10 @@ DEFAULT_RETRY_MS = 1000  # SEP-1699: wait this long before resuming when the ser
 MAX_RETRY_MS = 60_000  # a server's retry hint beyond this is capped, not obeyed
 MAX_IDLE_RESUMES = 3  # resumptions in a row that bring no new event end the call
 _CANCEL_GRACE = 2.0  # seconds the best-effort notifications/cancelled and DELETE may take
+_LISTENER_WAIT = 5.0  # seconds a call waits for the GET stream's headers before it goes ahead
+
+# Starts a background task in the client's task group (``None`` when there is none).
+Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class SessionGoneError(Exception):
@@ -78,12 +87,16 @@ class LegacySession:
         options: ClientOptions,
         headers: Callable[[], Mapping[str, str]],
         next_id: Callable[[], int],
+        notifications: Callable[[], NotificationSink | None],
     ) -> None:
         self._rpc = rpc
         self._handlers = handlers
         self._options = options
         self._extra_headers = headers
         self._next_id = next_id
+        self._notifications = notifications
+        self.spawn: Spawner | None = None  # set by the client while its task group runs
+        self._listener: anyio.CancelScope | None = None
         self._lock = anyio.Lock()
         self._asked = itertools.count(1)
         self.session_id: str | None = None
@@ -136,9 +149,11 @@ class LegacySession:
         self.instructions = instructions if isinstance(instructions, str) else None
         self.protocol_version = version
         await self._post_message({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self._open_listener()
 
     async def close(self) -> None:
         """End the session on the server (DELETE); a server that does not allow it is fine."""
+        self._stop_listener()
         session, self.session_id, self.protocol_version = self.session_id, None, None
         if session is None:
             return
@@ -324,6 +339,73 @@ class LegacySession:
                 f"SSE stream of request {request_id!r} closed and could not be resumed (GET answered HTTP {status})"
             )
         return response
+
+    # --- the session's GET stream ----------------------------------------------------------
+
+    async def _open_listener(self) -> None:
+        """Open the GET stream in the background and wait (briefly) until the server has it."""
+        self._stop_listener()
+        if self.spawn is None:
+            return
+        ready = anyio.Event()
+        scope = anyio.CancelScope()
+        self._listener = scope
+
+        async def run() -> None:
+            with scope:
+                await self._listen(ready)
+            ready.set()
+
+        self.spawn(run)
+        with anyio.move_on_after(_LISTENER_WAIT):
+            await ready.wait()
+
+    def _stop_listener(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+
+    async def _listen(self, ready: anyio.Event) -> None:
+        headers = self._headers()
+        headers.pop("Content-Type", None)
+        headers["Accept"] = SSE_MEDIA
+        request = self._rpc.http.build_request("GET", self._rpc.url, headers=headers)
+        try:
+            response = await self._rpc.http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            logger.info("no GET stream for the MCP session: %s", exc)
+            return
+        try:
+            if not response.is_success or media_type(response) != SSE_MEDIA:
+                logger.info("the server offers no GET stream (HTTP %s)", response.status_code)
+                return
+            ready.set()
+            async with anyio.create_task_group() as answers:
+                async for event in iter_sse_events(stream_lines(response, "GET")):
+                    message = decode_json(event.data) if event.data else None
+                    if not isinstance(message, dict) or "method" not in message:
+                        continue  # priming events; anything else has no place here
+                    if "id" in message:
+                        answers.start_soon(self._answer_in_background, message)
+                    elif (sink := self._notifications()) is not None:
+                        await sink(message)
+        except (StreamClosedError, InvalidServerResponseError, httpx.HTTPError) as exc:
+            logger.info("the MCP session's GET stream ended: %s", exc)
+        finally:
+            await response.aclose()
+
+    async def _answer_in_background(self, message: JSONObject) -> None:
+        """A request from the GET stream belongs to no call of ours: a handler that fails is
+        reported to the server and logged, instead of failing a call."""
+        try:
+            await self._answer_server_request(message)
+        except Exception as exc:
+            logger.warning("answering the server's %r from the GET stream failed: %s", message.get("method"), exc)
+            error: JSONObject = {"code": -32603, "message": f"the client could not answer: {type(exc).__name__}"}
+            with contextlib.suppress(httpx.HTTPError, StatusCodeError, SessionGoneError):
+                await self._post_message({"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+    # --- answering the server --------------------------------------------------------------
 
     async def _answer_server_request(self, message: JSONObject) -> None:
         """Answer one server-to-client request with a POSTed JSON-RPC response."""

@@ -17,11 +17,12 @@ from __future__ import annotations
 import itertools
 import logging
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import httpx
 from pydantic import BaseModel, ValidationError
 
@@ -140,11 +141,22 @@ class MrtrClient:
         mode = self.options.mode
         self._era: Era | None = None if mode == "auto" else mode
         self._era_lock = anyio.Lock()
-        self._legacy = LegacySession(self._rpc, self._handlers, self.options, lambda: self._headers, self._new_id)
+        self._legacy = LegacySession(
+            self._rpc, self._handlers, self.options, lambda: self._headers, self._new_id, lambda: self._sink(None, None)
+        )
+        self._background: anyio.abc.TaskGroup | None = None  # reads a 2025-era session's GET stream
 
     # --- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self: C) -> C:
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._background = group
+
+        def spawn(run: Callable[[], Coroutine[Any, Any, None]]) -> None:
+            group.start_soon(run)
+
+        self._legacy.spawn = spawn
         return self
 
     async def __aexit__(
@@ -159,6 +171,11 @@ class MrtrClient:
         """End a 2025-era session (DELETE) if one is open; close the HTTP client if this client
         created it."""
         await self._legacy.close()
+        group, self._background = self._background, None
+        if group is not None:
+            self._legacy.spawn = None
+            group.cancel_scope.cancel()
+            await group.__aexit__(None, None, None)
         if self._owns_http:
             await self._rpc.http.aclose()
 
@@ -426,7 +443,11 @@ class MrtrClient:
             logger.info("server/discover got no modern reply (%s): a 2025-era server", exc)
             return "legacy"
         versions = raw.get("supportedVersions")
-        if isinstance(versions, list) and self._protocol_version not in versions:
+        if not isinstance(versions, list):
+            # A 2025-era server may answer an unknown method with an empty result: no discovery.
+            logger.info("server/discover answered without supportedVersions: a 2025-era server")
+            return "legacy"
+        if self._protocol_version not in versions:
             shared = [version for version in SUPPORTED_PROTOCOL_VERSIONS if version in versions]
             if not shared:
                 logger.info("server/discover lists %s, none of them ours: a 2025-era session", versions)

@@ -119,6 +119,11 @@ async def list_only(client: MrtrClient, context: dict[str, Any]) -> None:
     await client.list_all_tools()
 
 
+async def initialize(client: MrtrClient, context: dict[str, Any]) -> None:
+    await client.connect()  # the probe, then (a 2025-era mock) initialize and initialized
+    await client.list_tools()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "tools_call": tools_call,
     "request-metadata": request_metadata,
@@ -127,6 +132,8 @@ SCENARIOS: dict[str, Scenario] = {
     "http-custom-headers": custom_headers,
     "http-invalid-tool-headers": call_every_tool,  # list_tools already dropped the invalid ones
     "json-schema-ref-no-deref": list_only,
+    "initialize": initialize,  # 2025-11-25 only, like the two below
+    # "elicitation-sep1034-client-defaults" and "sse-retry": call every tool (the default)
     "json-schema-2020-12-preservation": schema_echo,
 }
 

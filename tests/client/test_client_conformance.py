@@ -4,9 +4,11 @@ The suite (pinned 0.2.0-alpha.12) and Node 22 are installed into ``.tools/`` by
 ``scripts/install-conformance.sh``; results are kept under
 ``artifacts/conformance-client/<run>/<timestamp-pid-random>/`` (``checks.json`` per scenario, the
 suite's report in ``output.txt``, and a ``summary.json`` for the requirements run).
-Every scenario of the frozen 2026-07-28 client requirement set must pass, OAuth (``auth/*``)
-included, and so must every run-but-unscored one except the extension scenarios in
-``KNOWN_FAILING``.
+Every scenario of the frozen client requirement sets must pass, OAuth (``auth/*``) included, and
+so must every run-but-unscored one except the extension scenarios in ``KNOWN_FAILING``. Two
+sets: 2026-07-28 (the stateless wire, MRTR) and 2025-11-25 (``initialize`` and sessions, server
+requests on the stream, SSE resumption), both with the client's default ``mode="auto"``: the
+same program finds each mock server's era by itself.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ NON_AUTH_REQUIRED = [
 ]
 EXTRA = ["json-schema-2020-12-preservation"]
 REVISION = "2026-07-28"
+# The 2025-era client scenarios that the 2026-07-28 set dropped (their `removedIn`).
+LEGACY_ONLY = ["initialize", "elicitation-sep1034-client-defaults", "sse-retry"]
+LEGACY_REVISION = "2025-11-25"
 # Unscored extension scenarios this client does not implement, as the official Python SDK does
 # not: DPoP-bound tokens (RFC 9449) and enterprise-managed authorization (SEP-990: token exchange
 # at the enterprise IdP for an ID-JAG, then a JWT-bearer grant). Everything else must pass.
@@ -89,10 +94,10 @@ def run_suite(env: dict[str, str], name: str, *args: str) -> tuple[int, str, Pat
     return code, output, out
 
 
-def requirement_scenarios(env: dict[str, str]) -> tuple[list[str], list[str]]:
+def requirement_scenarios(env: dict[str, str], revision: str = REVISION) -> tuple[list[str], list[str]]:
     """(scored, run but unscored) client scenarios of the frozen requirement set, as the suite lists them."""
     listing = subprocess.run(
-        [str(SUITE), "list", "--client", "--requirements", REVISION],
+        [str(SUITE), "list", "--client", "--requirements", revision],
         capture_output=True,
         text=True,
         env=env,
@@ -156,17 +161,40 @@ def test_scenario_alone_exits_zero(conformance: dict[str, str], scenario: str) -
     assert checks and not failures(checks)
 
 
+@pytest.mark.parametrize("scenario", LEGACY_ONLY)
+def test_legacy_scenario_alone_exits_zero(conformance: dict[str, str], scenario: str) -> None:
+    code, output, out = run_suite(
+        conformance, f"single-{LEGACY_REVISION}-{scenario}", "--scenario", scenario, "--spec-version", LEGACY_REVISION
+    )
+    assert code == 0, output
+    [checks] = scenario_results(out).values()  # a scenario skipped at this revision has none
+    assert checks and not not_passed(checks)
+
+
 def test_requirements_2026_07_28(conformance: dict[str, str]) -> None:
     """The frozen requirement set, OAuth included: every scored scenario passes, with no warning and
     a clean exit; so does every unscored client scenario but the ``KNOWN_FAILING`` extensions."""
     scored, unscored = requirement_scenarios(conformance)
     assert len(scored) >= 30 and set(NON_AUTH_REQUIRED) <= set(scored), scored
     assert sum(name.startswith("auth/") for name in scored) >= 25, scored
+    run_requirement_set(conformance, REVISION, scored, unscored)
+
+
+def test_requirements_2025_11_25(conformance: dict[str, str]) -> None:
+    """The 2025-11-25 set: the same program, now against 2025-era mocks (initialize, sessions, a
+    standalone GET stream, resumption with Last-Event-ID, OAuth in front of initialize)."""
+    scored, unscored = requirement_scenarios(conformance, LEGACY_REVISION)
+    assert set(LEGACY_ONLY) | {"tools_call"} <= set(scored), scored
+    assert sum(name.startswith("auth/") for name in scored) >= 14, scored
+    run_requirement_set(conformance, LEGACY_REVISION, scored, unscored)
+
+
+def run_requirement_set(conformance: dict[str, str], revision: str, scored: list[str], unscored: list[str]) -> None:
     assert set(unscored) >= KNOWN_FAILING, unscored
-    out = fresh_dir("requirements-2026-07-28")
+    out = fresh_dir(f"requirements-{revision}")
 
     def one(scenario: str) -> tuple[str, int, str]:
-        code, output = _suite(conformance, out, "--scenario", scenario, "--spec-version", REVISION, "--force")
+        code, output = _suite(conformance, out, "--scenario", scenario, "--spec-version", revision, "--force")
         return scenario, code, output
 
     with ThreadPoolExecutor(max_workers=max(1, JOBS)) as pool:
