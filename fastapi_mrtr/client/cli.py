@@ -2,9 +2,11 @@
 
 Without a tool: lists the server's tools. With one: calls it, asks you at the terminal for every
 elicitation the server needs (the MRTR loop retries with your answers) and prints the result.
-Prompts and progress go to stderr, the result to stdout. Exit status: 0 ok, 1 the tool reported
-an error (``isError``), 2 the call failed (a result that breaks the tool's ``outputSchema`` too,
-unless ``--no-validate``), 130 interrupted.
+A sampling request asks you to type the model's reply; ``--root URI`` (repeatable) declares the
+roots a server may ask for. It talks to servers of either era (``--era``, ``auto`` by default) and
+says on stderr which one it found. Prompts and progress go to stderr, the result to stdout.
+Exit status: 0 ok, 1 the tool reported an error (``isError``), 2 the call failed (a result that
+breaks the tool's ``outputSchema`` too, unless ``--no-validate``), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
+import warnings
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, get_args
 
 import anyio
 import httpx
@@ -22,8 +26,9 @@ from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClien
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._types import ProgressNotification
-from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
+from fastapi_mrtr.client.options import ClientMode, ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.errors import McpError
+from fastapi_mrtr.wire.mrtr import CreateMessageRequestParams, CreateMessageResult, ListRootsResult, Root
 from fastapi_mrtr.wire.protocol import (
     AudioContent,
     CallToolResult,
@@ -38,7 +43,7 @@ from fastapi_mrtr.wire.protocol import (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m fastapi_mrtr.client",
-        description="Call MCP 2026-07-28 tools from a terminal, answering the server's questions.",
+        description="Call MCP tools (2026-07-28 or 2025-era servers) from a terminal, answering their questions.",
     )
     parser.add_argument("url", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
     parser.add_argument("tool", nargs="?", help="the tool to call (omit to list the tools)")
@@ -50,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-H", "--header", action="append", default=[], metavar="'Name: value'", help="extra HTTP header (repeatable)"
     )
     parser.add_argument("--max-rounds", type=int, default=10, help="MRTR retries before giving up (default 10)")
+    parser.add_argument(
+        "--era",
+        choices=get_args(ClientMode),
+        default="auto",
+        help="the protocol era: auto (probe, the default), legacy (a 2025-era session) or 2026-07-28",
+    )
+    parser.add_argument(
+        "--root", action="append", default=[], metavar="URI", help="a root to offer when the server asks (repeatable)"
+    )
     parser.add_argument(
         "--no-validate",
         dest="validate",
@@ -161,6 +175,35 @@ class Terminal:
         self.err.flush()
 
 
+USER_REJECTED = -1  # the code the MCP spec gives a sampling request the user turned down
+
+
+class TerminalSampler:
+    """A sampling handler for a person: shows what the server asks the model, reads the reply."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self._terminal = terminal
+        self._lock = threading.Lock()  # one conversation at a time on one terminal
+
+    def __call__(self, params: CreateMessageRequestParams) -> CreateMessageResult:
+        with self._lock:
+            self._terminal.say("\nThe server asks for a model reply:")
+            if params.system_prompt:
+                self._terminal.say(f"  system: {params.system_prompt}")
+            for message in params.messages:
+                blocks = message.content if isinstance(message.content, list) else [message.content]
+                for block in blocks:
+                    text = block.text if isinstance(block, TextContent) else f"[{block.type}]"
+                    self._terminal.say(f"  {message.role}: {text}")
+            try:
+                reply = self._terminal.ask("reply> ")
+            except EOFError:
+                raise McpError(USER_REJECTED, "the user gave no reply (end of input)") from None
+            return CreateMessageResult(
+                role="assistant", content=TextContent(type="text", text=reply), model="human-at-a-terminal"
+            )
+
+
 async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -> int:
     terminal = Terminal(inp, err)
 
@@ -168,12 +211,24 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
         total = f"/{note.total:g}" if note.total is not None else ""
         terminal.say(f"progress {note.progress:g}{total}" + (f" {note.message}" if note.message else ""))
 
-    options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds))
+    options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds), mode=args.era)
     headers = parse_headers(args.header)
     async with MrtrClient(
         args.url, options=options, headers=headers, on_progress=on_progress, validate_structured_content=args.validate
     ) as client:
         client.set_elicitation_handler(TerminalElicitor(terminal.ask, terminal.say))
+        with warnings.catch_warnings():  # deprecated in 2026-07-28, still asked by many servers
+            warnings.simplefilter("ignore", DeprecationWarning)
+            client.set_sampling_handler(TerminalSampler(terminal))
+            if args.root:
+                roots = ListRootsResult(roots=[Root(uri=uri) for uri in args.root])
+                client.set_roots_handler(lambda: roots)
+        era = await client.connect()
+        if era == "legacy":
+            name = client.server_info.name if client.server_info is not None else "the server"
+            terminal.say(f"(connected to {name}: a 2025-era session, protocol {client.protocol_version})")
+        else:
+            terminal.say(f"(connected: protocol {client.protocol_version}, stateless)")
         if args.tool is None:
             out.write(render_tools(await client.list_all_tools()) + "\n")
             return 0

@@ -37,6 +37,8 @@ def _reply(body: Any, result: Any) -> bytes:
 
 def _result(scenario: str, body: Any) -> Any:
     params = body.get("params") or {}
+    if body.get("method") == "server/discover":  # hostile, but a 2026-07-28 peer: the era probe passes
+        return {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
     if body.get("method") == "tools/list":
         schema = TOOL_SCHEMAS.get(scenario, {"type": "object"})
         return {

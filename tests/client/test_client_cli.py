@@ -219,7 +219,9 @@ def test_cli_reports_failures_with_exit_2() -> None:
 def test_cli_malformed_tool_schema_is_an_error_not_a_traceback(hostile_url: str, scenario: str) -> None:
     done = run_cli(f"{hostile_url}/{scenario}")
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("error: tool 't' has a malformed inputSchema")
+    connected, error = done.stderr.splitlines()
+    assert connected == "(connected: protocol 2026-07-28, stateless)"
+    assert error.startswith("error: tool 't' has a malformed inputSchema")
     assert "Traceback" not in done.stderr
 
 
