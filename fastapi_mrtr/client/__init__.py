@@ -1,4 +1,5 @@
-"""An async MCP 2026-07-28 client over Streamable HTTP, with MRTR (SEP-2322) auto-fulfilment.
+"""An async MCP client over Streamable HTTP for servers of either era: MRTR (SEP-2322)
+auto-fulfilment on 2026-07-28, and 2025-era sessions whose questions the same handlers answer.
 
 ::
 
