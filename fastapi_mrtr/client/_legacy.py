@@ -289,32 +289,32 @@ class LegacySession:
         last_event_id: str | None = None
         retry_ms = DEFAULT_RETRY_MS
         idle = 0
-        current = response
+        current = response  # the caller closes the first stream; the resumed ones are ours
         while True:
             seen_before = last_event_id
-            async for event in iter_sse_events(stream_lines(current, request_id)):
-                if event.event_id is not None:
-                    last_event_id = event.event_id
-                if event.retry_ms is not None:
-                    retry_ms = min(event.retry_ms, MAX_RETRY_MS)
-                if not event.data:
-                    continue  # a priming event: only its id matters
-                decoded = decode_json(event.data)
-                if not isinstance(decoded, dict):
-                    raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
-                if "method" in decoded:
-                    if "id" in decoded:
-                        on_request(decoded)
-                    elif sink is not None:
-                        await sink(decoded)
-                    continue
-                result = interpret_reply(decoded, request_id, current.status_code)
-                if result is not None:
-                    if current is not response:
-                        await current.aclose()
-                    return result
-            if current is not response:
-                await current.aclose()
+            try:
+                async for event in iter_sse_events(stream_lines(current, request_id)):
+                    if event.event_id is not None:
+                        last_event_id = event.event_id
+                    if event.retry_ms is not None:
+                        retry_ms = min(event.retry_ms, MAX_RETRY_MS)
+                    if not event.data:
+                        continue  # a priming event: only its id matters
+                    decoded = decode_json(event.data)
+                    if not isinstance(decoded, dict):
+                        raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
+                    if "method" in decoded:
+                        if "id" in decoded:
+                            on_request(decoded)
+                        elif sink is not None:
+                            await sink(decoded)
+                        continue
+                    result = interpret_reply(decoded, request_id, current.status_code)
+                    if result is not None:
+                        return result
+            finally:
+                if current is not response:
+                    await current.aclose()
             if last_event_id is None:
                 raise StreamClosedError(f"SSE stream ended before the response to request {request_id!r}")
             idle = idle + 1 if last_event_id == seen_before else 0
