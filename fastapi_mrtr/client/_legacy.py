@@ -158,7 +158,7 @@ class LegacySession:
         if session is None:
             return
         headers = {**self._extra_headers(), SESSION_HEADER: session}
-        with anyio.move_on_after(_CANCEL_GRACE), anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_GRACE):
             try:
                 response = await self._rpc.http.request("DELETE", self._rpc.url, headers=headers)
                 if response.status_code not in (200, 202, 204, 404, 405):
@@ -235,7 +235,7 @@ class LegacySession:
             "method": "notifications/cancelled",
             "params": {"requestId": request_id, "reason": reason},
         }
-        with anyio.move_on_after(_CANCEL_GRACE), anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_GRACE):
             try:
                 await self._post_message(note)
             except (httpx.HTTPError, StatusCodeError, SessionGoneError) as exc:
@@ -267,7 +267,10 @@ class LegacySession:
                 group.start_soon(answer, message)
 
             async def read() -> None:
-                outcome.append(await self._follow(response, request_id, sink, on_request))
+                try:
+                    outcome.append(await self._follow(response, request_id, sink, on_request))
+                except Exception as exc:  # surfaced after the group, unwrapped
+                    failures.append(exc)
                 group.cancel_scope.cancel()  # questions still open are moot once the call answered
 
             group.start_soon(read)

@@ -224,17 +224,18 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
                 roots = ListRootsResult(roots=[Root(uri=uri) for uri in args.root])
                 client.set_roots_handler(lambda: roots)
         era = await client.connect()
+        # Listing first: a pinned era connects lazily, so only a reply proves there is a server.
+        # The tools' x-mcp-header annotations also decide the Mcp-Param-* headers of the call.
+        tools = await client.list_all_tools()
         if era == "legacy":
             name = client.server_info.name if client.server_info is not None else "the server"
             terminal.say(f"(connected to {name}: a 2025-era session, protocol {client.protocol_version})")
         else:
             terminal.say(f"(connected: protocol {client.protocol_version}, stateless)")
         if args.tool is None:
-            out.write(render_tools(await client.list_all_tools()) + "\n")
+            out.write(render_tools(tools) + "\n")
             return 0
         arguments = parse_arguments(args.arguments, args.json_arguments)
-        # Learn the tools first: their x-mcp-header annotations decide the Mcp-Param-* headers.
-        await client.list_all_tools()
         result = await client.call_tool(args.tool, arguments)
         assert isinstance(result, CallToolResult)  # auto_fulfill is on
         out.write(render_result(result) + "\n")

@@ -256,6 +256,8 @@ class FakeOAuth:
             return httpx.Response(403, headers={"WWW-Authenticate": challenge}, json={"error": "insufficient_scope"})
         if message["method"] == "tools/list":
             result: dict[str, Any] = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif message["method"] == "server/discover":  # a 2026-07-28 server behind OAuth
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
         else:
             result = {"content": [{"type": "text", "text": "ok"}]}
         return httpx.Response(200, json={"jsonrpc": "2.0", "id": message["id"], "result": result})

@@ -439,7 +439,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_cli_names_the_broken_result_and_the_opt_out(url: str) -> None:
     done = run_cli(url, "wrong_type")
     assert done.returncode == 2 and done.stdout == ""
-    lines = done.stderr.splitlines()
+    connected, *lines = done.stderr.splitlines()
+    assert connected == "(connected: protocol 2026-07-28, stateless)"
     assert lines[0] == (
         "error: tool 'wrong_type' returned structuredContent that does not conform to its outputSchema: "
         "at $.order_id: 'seven' is not of type 'integer'"
