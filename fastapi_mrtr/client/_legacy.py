@@ -44,6 +44,7 @@ from fastapi_mrtr.client._transport import (
     HttpRpc,
     NotificationSink,
     decode_json,
+    decode_sse_message,
     encode_message,
     interpret_reply,
     iter_sse_events,
@@ -303,9 +304,7 @@ class LegacySession:
                         retry_ms = min(event.retry_ms, MAX_RETRY_MS)
                     if not event.data:
                         continue  # a priming event: only its id matters
-                    decoded = decode_json(event.data)
-                    if not isinstance(decoded, dict):
-                        raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
+                    decoded = decode_sse_message(event.data)
                     if "method" in decoded:
                         if "id" in decoded:
                             on_request(decoded)
@@ -329,19 +328,24 @@ class LegacySession:
             current = await self._resume(last_event_id, request_id)
 
     async def _resume(self, last_event_id: str, request_id: RequestId) -> httpx.Response:
-        headers = self._headers()
-        headers.pop("Content-Type", None)
-        headers["Accept"] = SSE_MEDIA
-        headers["Last-Event-ID"] = last_event_id
+        try:
+            return await self._open_stream({"Last-Event-ID": last_event_id})
+        except StreamClosedError as exc:
+            raise StreamClosedError(
+                f"SSE stream of request {request_id!r} closed and could not be resumed: {exc}"
+            ) from None
+
+    async def _open_stream(self, extra_headers: Mapping[str, str]) -> httpx.Response:
+        """GET an SSE stream of the session (the standalone one, or a resumed one with
+        ``Last-Event-ID``); raises :class:`StreamClosedError` when the server offers none."""
+        headers = {**self._headers(), "Accept": SSE_MEDIA, **extra_headers}
+        headers.pop("Content-Type")
         request = self._rpc.http.build_request("GET", self._rpc.url, headers=headers)
         response = await self._rpc.http.send(request, stream=True)
-        if not response.is_success or media_type(response) != SSE_MEDIA:
-            status = response.status_code
-            await response.aclose()
-            raise StreamClosedError(
-                f"SSE stream of request {request_id!r} closed and could not be resumed (GET answered HTTP {status})"
-            )
-        return response
+        if response.is_success and media_type(response) == SSE_MEDIA:
+            return response
+        await response.aclose()
+        raise StreamClosedError(f"GET answered HTTP {response.status_code}, not an SSE stream")
 
     # --- the session's GET stream ----------------------------------------------------------
 
@@ -369,19 +373,12 @@ class LegacySession:
             self._listener = None
 
     async def _listen(self, ready: anyio.Event) -> None:
-        headers = self._headers()
-        headers.pop("Content-Type", None)
-        headers["Accept"] = SSE_MEDIA
-        request = self._rpc.http.build_request("GET", self._rpc.url, headers=headers)
         try:
-            response = await self._rpc.http.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            response = await self._open_stream({})
+        except (httpx.HTTPError, StreamClosedError) as exc:
             logger.info("no GET stream for the MCP session: %s", exc)
             return
         try:
-            if not response.is_success or media_type(response) != SSE_MEDIA:
-                logger.info("the server offers no GET stream (HTTP %s)", response.status_code)
-                return
             ready.set()
             async with anyio.create_task_group() as answers:
                 async for event in iter_sse_events(stream_lines(response, "GET")):

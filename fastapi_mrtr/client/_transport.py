@@ -53,6 +53,14 @@ def decode_json(data: str | bytes) -> Any:
         raise InvalidServerResponseError(f"reply is not JSON: {exc}", text) from exc
 
 
+def decode_sse_message(data: str) -> JSONObject:
+    """One SSE event's ``data`` as a JSON-RPC message object, or :class:`InvalidServerResponseError`."""
+    decoded = decode_json(data)
+    if not isinstance(decoded, dict):
+        raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
+    return decoded
+
+
 def media_type(response: httpx.Response) -> str:
     content_type = str(response.headers.get("content-type", ""))
     return content_type.split(";", 1)[0].strip().lower()
@@ -173,9 +181,7 @@ class HttpRpc:
         self, response: httpx.Response, request_id: RequestId, on_notification: NotificationSink | None
     ) -> JSONObject:
         async for data in iter_sse_data(stream_lines(response, request_id)):
-            decoded = decode_json(data)
-            if not isinstance(decoded, dict):
-                raise InvalidServerResponseError("SSE event is not a JSON-RPC message", decoded)
+            decoded = decode_sse_message(data)
             if "method" in decoded:
                 await _route_incoming(decoded, on_notification)
                 continue
