@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -69,3 +71,9 @@ def rpc_body(method: str, params: dict[str, Any] | None = None, *, request_id: i
     params = dict(params or {})
     params["_meta"] = META if meta is None else meta
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def db_rows(database: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` selects from a SQLite file (e.g. the example bookshop's database)."""
+    with sqlite3.connect(database) as connection:
+        return list(connection.execute(sql, params).fetchall())

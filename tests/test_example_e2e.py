@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,24 +13,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
-from tests.support import running_server
+from tests.support import db_rows
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    database = tmp_path / "shop.db"
-    monkeypatch.setenv("BOOKSHOP_DB", str(database))
-    from example_app.main import app
-
-    with running_server(app) as base:
-        yield f"{base}/mcp", database
-
-
-def rows(database: Path, sql: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(database) as connection:
-        return list(connection.execute(sql).fetchall())
 
 
 class ScriptedUser:
@@ -102,7 +86,7 @@ async def test_ids_beyond_sqlites_integers_are_validation_errors(shop: tuple[str
         largest = await client.call_tool("get_book", {"book_id": 2**63 - 1})  # valid, and not a book
         assert largest.is_error is True and "No such book" in largest.content[0].text  # type: ignore[union-attr]
     assert user.asked == []
-    assert rows(database, "SELECT COUNT(*) FROM orders") == [(0,)]
+    assert db_rows(database, "SELECT COUNT(*) FROM orders") == [(0,)]
 
 
 async def test_order_flow_creates_exactly_one_order(shop: tuple[str, Path]) -> None:
@@ -116,7 +100,9 @@ async def test_order_flow_creates_exactly_one_order(shop: tuple[str, Path]) -> N
     assert result.structured_content["total_cents"] == 2200
     assert [key for key, _ in user.asked] == ["confirm", "shipping"]
     assert "2 x 'The Left Hand of Darkness', 22.00 EUR" in user.asked[0][1]
-    assert rows(database, "SELECT book_id, quantity, shipping, gift_note FROM orders") == [(2, 2, "express", "Enjoy")]
+    assert db_rows(database, "SELECT book_id, quantity, shipping, gift_note FROM orders") == [
+        (2, 2, "express", "Enjoy")
+    ]
 
 
 async def test_declined_order_creates_nothing(shop: tuple[str, Path]) -> None:
@@ -126,7 +112,7 @@ async def test_declined_order_creates_nothing(shop: tuple[str, Path]) -> None:
         result = await client.call_tool("place_order", {"book_id": 1})
     assert result.structured_content == {"status": "cancelled", "order_id": None, "total_cents": None, "shipping": None}
     assert user.asked == [("confirm", "Place this order for 1 x 'Dune', 12.50 EUR?")]
-    assert rows(database, "SELECT COUNT(*) FROM orders") == [(0,)]
+    assert db_rows(database, "SELECT COUNT(*) FROM orders") == [(0,)]
 
 
 async def test_three_round_review_with_conditional_question(shop: tuple[str, Path]) -> None:
@@ -136,7 +122,7 @@ async def test_three_round_review_with_conditional_question(shop: tuple[str, Pat
         result = await client.call_tool("review_book", {"book_id": 4})
     assert result.structured_content is not None and result.structured_content["status"] == "saved"
     assert [key for key, _ in user.asked] == ["rating", "comment", "publish"]
-    assert rows(database, "SELECT book_id, rating, comment FROM reviews") == [(4, 2, "Too long")]
+    assert db_rows(database, "SELECT book_id, rating, comment FROM reviews") == [(4, 2, "Too long")]
 
 
 async def test_auth_guarded_tool_sees_the_callers_authorization(shop: tuple[str, Path]) -> None:
@@ -164,11 +150,11 @@ async def test_destructive_tool_asks_before_deleting(shop: tuple[str, Path]) -> 
     assert kept.is_error is True and "409" in kept.content[0].text  # type: ignore[union-attr]
     delete_tool = next(t for t in tools.tools if t.name == "delete_book")
     assert delete_tool.annotations is not None and delete_tool.annotations.destructive_hint is True
-    assert rows(database, "SELECT COUNT(*) FROM books WHERE id = 1") == [(1,)]
+    assert db_rows(database, "SELECT COUNT(*) FROM books WHERE id = 1") == [(1,)]
     async with client_as(url, "alice-token", elicitation_callback=ScriptedUser({"delete": {"value": True}})) as alice:
         deleted = await alice.call_tool("delete_book", {"book_id": 1})
     assert deleted.is_error is False
-    assert rows(database, "SELECT COUNT(*) FROM books WHERE id = 1") == [(0,)]
+    assert db_rows(database, "SELECT COUNT(*) FROM books WHERE id = 1") == [(0,)]
 
 
 async def test_tools_stay_rest_routes(shop: tuple[str, Path]) -> None:

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sdk_server
 
 from tests.legacy_clients.node_server import node_legacy_server
-from tests.support import running_server
+from tests.support import db_rows, running_server
 
 pytestmark = pytest.mark.slow
 
@@ -138,22 +136,6 @@ def test_node_refuses_the_pinned_2026_era(node_url: str, call: tuple[str, ...]) 
 # --- the example bookshop: both eras ------------------------------------------------------
 
 
-@pytest.fixture
-def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """The bookshop on uvicorn with its own database; yields (MCP URL, database path)."""
-    database = tmp_path / "shop.db"
-    monkeypatch.setenv("BOOKSHOP_DB", str(database))  # read on each connection, so per test
-    from example_app.main import app
-
-    with running_server(app) as base:
-        yield f"{base}/mcp", database
-
-
-def rows(database: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(database) as connection:
-        return list(connection.execute(sql, params).fetchall())
-
-
 SHOP_ERAS = pytest.mark.parametrize(
     ("era", "line"), [(("--era", "legacy"), SHOP_LINE), ((), MODERN_LINE)], ids=["legacy", "auto"]
 )
@@ -169,7 +151,7 @@ def test_shop_place_order_two_rounds(shop: tuple[str, Path], era: tuple[str, ...
     assert asked(done) == ["Place this order for 2 x 'Dune', 25.00 EUR?", "Shipping speed?"]
     receipt = json.loads(done.stdout)
     assert receipt["status"] == "placed" and receipt["shipping"] == "express" and receipt["total_cents"] == 2500
-    assert rows(database, "SELECT book_id, quantity, shipping FROM orders") == [(1, 2, "express")]
+    assert db_rows(database, "SELECT book_id, quantity, shipping FROM orders") == [(1, 2, "express")]
 
 
 @SHOP_ERAS
@@ -180,7 +162,7 @@ def test_shop_place_order_not_confirmed(shop: tuple[str, Path], era: tuple[str, 
     assert era_line(done) == line
     assert json.loads(done.stdout)["status"] == "cancelled"
     assert len(asked(done)) == 1
-    assert rows(database, "SELECT * FROM orders") == []
+    assert db_rows(database, "SELECT * FROM orders") == []
 
 
 @SHOP_ERAS
@@ -197,7 +179,7 @@ def test_shop_review_book_three_rounds(shop: tuple[str, Path], era: tuple[str, .
     ]
     review = json.loads(done.stdout)
     assert review["status"] == "saved" and review["rating"] == 2
-    assert rows(database, "SELECT book_id, rating, comment FROM reviews") == [(1, 2, "too slow")]
+    assert db_rows(database, "SELECT book_id, rating, comment FROM reviews") == [(1, 2, "too slow")]
 
 
 @SHOP_ERAS
@@ -215,7 +197,7 @@ def test_shop_delete_book_needs_the_admin_header(shop: tuple[str, Path], era: tu
     assert era_line(done) == line
     assert asked(done) == ["Really delete 'Kindred'? This cannot be undone."]
     assert json.loads(done.stdout)["title"] == "Kindred"
-    assert rows(database, "SELECT id FROM books WHERE id = 4") == []
+    assert db_rows(database, "SELECT id FROM books WHERE id = 4") == []
 
 
 # --- the official Python SDK's stateful app: both eras --------------------------------------

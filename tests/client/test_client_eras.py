@@ -10,7 +10,6 @@ handlers never learn which era asked: the answers are checked in the results.
 
 from __future__ import annotations
 
-import sqlite3
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +30,7 @@ from fastapi_mrtr.client import (
 from fastapi_mrtr.client.options import ClientMode
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONRPCNotification, TextContent
 from tests.legacy_clients.node_server import node_legacy_server
-from tests.support import running_server
+from tests.support import db_rows, running_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -221,21 +220,6 @@ async def test_the_official_sdk_server_asks_imperatively_in_a_legacy_session(sdk
 # --- this project's own servers, both eras ---------------------------------------------------
 
 
-@pytest.fixture
-def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    database = tmp_path / "shop.db"
-    monkeypatch.setenv("BOOKSHOP_DB", str(database))
-    from example_app.main import app
-
-    with running_server(app) as base:
-        yield f"{base}/mcp", database
-
-
-def orders(database: Path) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(database) as connection:
-        return list(connection.execute("SELECT book_id, quantity FROM orders").fetchall())
-
-
 @pytest.mark.parametrize(("mode", "era"), [("auto", "2026-07-28"), ("legacy", "legacy"), ("2026-07-28", "2026-07-28")])
 async def test_the_bookshop_on_both_eras(shop: tuple[str, Path], mode: ClientMode, era: str) -> None:
     url, database = shop
@@ -248,7 +232,8 @@ async def test_the_bookshop_on_both_eras(shop: tuple[str, Path], mode: ClientMod
         assert isinstance(placed, CallToolResult) and placed.structured_content is not None
         assert placed.structured_content["status"] == "placed"
         assert placed.structured_content["shipping"] == "express"
-        assert orders(database) == [(1, 2)]  # exactly one order, whichever era asked
+        # Exactly one order, whichever era asked.
+        assert db_rows(database, "SELECT book_id, quantity FROM orders") == [(1, 2)]
 
         review = await client.call_tool("review_book", {"book_id": 1})
         assert isinstance(review, CallToolResult) and review.structured_content is not None
