@@ -9,8 +9,10 @@
 
     app.mount("/mcp", mcp)
 
-``MCP`` is itself the ASGI app of the endpoint; it needs no lifespan of its own (Starlette does not
-run a mounted app's lifespan, so nothing here depends on one).
+``MCP`` is itself the ASGI app of the endpoint. Starlette does not run a mounted app's lifespan:
+the plugin's middleware on the host app calls :meth:`MCP.start` at the host's startup (the relay
+listens, and notifications published before the first MCP request reach other replicas) and
+:meth:`MCP.aclose` at its shutdown; without a lifespan, the first request starts them.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class MCP:
         self._streams: dict[str, StreamHandler] = {}
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
+        if self.options.relay is not None:
+            self.options.relay.serve(self.options.name)  # its channels carry the server's name
         self._endpoint = RpcEndpoint(
             self.options, lambda: self._methods, lambda: self._streams, lambda: self._capabilities, keys
         )
@@ -102,7 +106,6 @@ class MCP:
             self._endpoint.server_info,
             max_streams=self.options.subscription_max_streams,
             max_streams_per_caller=self.options.subscription_max_streams_per_caller,
-            principal_resolver=self.options.principal_resolver,
             max_seconds=self.options.subscription_max_seconds,
             keepalive_seconds=self.options.subscription_keepalive_seconds,
         )
@@ -285,11 +288,22 @@ class MCP:
                     self._mount_path = route.path.rstrip("/")
         return self._mount_path
 
+    def start(self) -> None:
+        """Take the running loop as the serving loop and start listening on the relay (idempotent;
+        the app's startup calls it, else the first request)."""
+        if self._loop is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        legacy = self._endpoint.legacy
+        if legacy is not None:
+            legacy.start(self._loop)
+        if self.options.relay is not None:
+            on_reconnect = legacy.on_relay_reconnect if legacy is not None else None
+            self.options.relay.start(self._on_relay_message, on_reconnect)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._loop is None and scope["type"] == "http":
-            self._loop = asyncio.get_running_loop()
-            if self.options.relay is not None:
-                self.options.relay.start(self._on_relay_message)
+            self.start()
         if self._playground is not None and self._playground.serves(scope):  # before any era's GET
             await self._playground(scope, receive, send)
             return

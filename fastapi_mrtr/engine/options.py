@@ -87,14 +87,17 @@ class ServerOptions:
     ``resources/read`` and ``server/discover`` result).
     2025-era sessions (see ``InputRequiredConfig.legacy_shim``): ``legacy_session_ttl`` (seconds a
     session id is valid; 0 = until the key that sealed it is retired), ``legacy_max_streams`` and
-    ``legacy_max_streams_per_caller`` (open legacy streams in this process, in total and of one
-    caller: its principal, else its client address), ``legacy_sse_close_after`` (seconds after which
-    a running call's stream is closed for the client to resume with ``Last-Event-ID``, SEP-1699
-    polling; 0 keeps it open), ``relay`` (a ``RedisRelay``, so that any replica serves any request of
-    a session: answers, resumed streams, DELETE, notifications).
+    ``legacy_max_streams_per_caller`` (open legacy streams and calls waiting for an answer in this
+    process, in total and of one caller: its client address), ``legacy_sse_close_after`` (seconds
+    after which a running call's stream is closed for the client to resume with ``Last-Event-ID``,
+    SEP-1699 polling; 0 keeps it open), ``legacy_max_subscriptions`` and
+    ``legacy_max_subscription_uri_length`` (``resources/subscribe`` per session: how many URIs, how
+    long each), ``legacy_max_ended_sessions`` (ended sessions this process remembers without a
+    relay; past it the oldest sessions end early), ``relay`` (a ``RedisRelay``, so that any replica
+    serves any request of a session: answers, resumed streams, DELETE, notifications).
     Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
     ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
-    (open streams of one caller: its principal, else its client address), ``subscription_max_seconds``
+    (open streams of one caller: its client address), ``subscription_max_seconds``
     (the longest a stream stays open before the server ends it), ``subscription_keepalive_seconds``.
     Playground: ``playground`` (the page at ``{mount}/playground``; ``None`` = on when the host app
     has ``docs_url`` set, docs/playground.md).
@@ -127,6 +130,9 @@ class ServerOptions:
     legacy_max_streams: int = 10_000
     legacy_max_streams_per_caller: int = 1000
     legacy_sse_close_after: float = 0.0
+    legacy_max_subscriptions: int = 32
+    legacy_max_subscription_uri_length: int = 2048
+    legacy_max_ended_sessions: int = 100_000
     relay: RedisRelay | None = None
 
     subscriptions: bool = True
@@ -151,6 +157,10 @@ class ServerOptions:
             raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
         if min(self.legacy_max_streams, self.legacy_max_streams_per_caller) <= 0:
             raise ValueError("legacy_max_streams and legacy_max_streams_per_caller must be positive")
+        if min(self.legacy_max_subscriptions, self.legacy_max_subscription_uri_length) <= 0:
+            raise ValueError("legacy_max_subscriptions and legacy_max_subscription_uri_length must be positive")
+        if self.legacy_max_ended_sessions <= 0:
+            raise ValueError("legacy_max_ended_sessions must be positive")
         if self.legacy_session_ttl < 0 or self.legacy_sse_close_after < 0:
             raise ValueError("legacy_session_ttl and legacy_sse_close_after must be >= 0 (0 = none)")
         if self.subscription_max_seconds <= 0:

@@ -7,8 +7,8 @@ request's id), and only the kinds the client asked for are sent.
 
 Publishing (``mcp.notify_tools_changed()`` and friends) is cheap, never blocks and works from any
 thread. Streams are bounded: at most ``subscription_max_streams`` at once, at most
-``subscription_max_streams_per_caller`` of them for one caller (its principal, else its client
-address, so that one anonymous client cannot take every slot), each open for at most
+``subscription_max_streams_per_caller`` of them for one caller (its client address, however many
+``Authorization`` values it makes up: :mod:`~fastapi_mrtr.transport.callers`), each open for at most
 ``subscription_max_seconds`` (then the server ends it gracefully with the listen result), each with
 a small coalescing queue. A stream ends as soon as its client disconnects.
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import threading
 import time
@@ -30,7 +29,7 @@ from typing import Any
 
 from starlette.types import Send
 
-from fastapi_mrtr.engine.options import PrincipalResolver
+from fastapi_mrtr.transport.callers import caller_key
 from fastapi_mrtr.transport.endpoint import error_body
 from fastapi_mrtr.transport.http import SSE_HEADERS, send_json, sse_event, wait_disconnect
 from fastapi_mrtr.transport.request import RpcRequest
@@ -105,13 +104,11 @@ class SubscriptionHub:
         max_seconds: float,
         keepalive_seconds: float,
         max_streams_per_caller: int | None = None,
-        principal_resolver: PrincipalResolver | None = None,
     ) -> None:
         self._capabilities = capabilities  # the live dict served by server/discover
         self._server_info = server_info
         self.max_streams = max_streams
         self.max_streams_per_caller = max_streams_per_caller or max_streams
-        self._principal_of = principal_resolver
         self.max_seconds = max_seconds
         self.keepalive_seconds = keepalive_seconds
         self._listeners: set[_Listener] = set()
@@ -190,12 +187,8 @@ class SubscriptionHub:
             self._release(listener)
 
     def _caller(self, rpc: RpcRequest) -> str:
-        """Who holds a stream: the principal (hashed: no token is kept), else the client address."""
-        principal = self._principal_of(rpc.headers) if self._principal_of else None
-        if principal is not None:
-            return "principal:" + hashlib.sha256(principal.encode("utf-8")).hexdigest()
-        client = rpc.scope.get("client")
-        return f"address:{client[0] if client else 'unknown'}"
+        """Who holds a stream: its client address (an unverified Authorization names nobody)."""
+        return caller_key(rpc.scope)
 
     def _admit(self, listener: _Listener) -> tuple[int, int, str] | None:
         """Take a slot for ``listener``, or say why not: the server is full, or its caller is."""

@@ -33,6 +33,8 @@ class ServedEndpoint(Protocol):
     @property
     def mount_path(self) -> str | None: ...
 
+    def start(self) -> None: ...
+
     async def aclose(self) -> None: ...
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
@@ -53,12 +55,16 @@ class MrtrMiddleware:
         server.call_runner.attach(app, MrtrMiddleware)  # where in-process tool calls may enter
 
     def _closing_on_shutdown(self, receive: Receive) -> Receive:
-        """The app's lifespan ``receive``: on shutdown, the endpoint lets go of what it holds first
-        (2025-era calls, the relay's connections). A mounted endpoint sees no lifespan itself."""
+        """The app's lifespan ``receive``: at startup, the endpoint starts (the relay listens, so a
+        replica that has served no MCP request yet still relays what it publishes); on shutdown,
+        it lets go of what it holds first (2025-era calls, the relay's connections). A mounted
+        endpoint sees no lifespan itself."""
 
         async def wrapped() -> Message:
             message = await receive()
-            if message["type"] == "lifespan.shutdown":
+            if message["type"] == "lifespan.startup":
+                self.server.start()
+            elif message["type"] == "lifespan.shutdown":
                 await self.server.aclose()
             return message
 

@@ -18,12 +18,24 @@ them five small things, each one plain Redis:
 * **facts**: small values with an expiry (a session ended, its log level);
 * **sets**: a session's resource subscriptions;
 * **event streams**: a call stream's SSE frames (``XADD`` with the event's own sequence number
-  as its id), read by a replica that resumes the stream elsewhere (``XREAD BLOCK``); every key
-  expires by itself.
+  as its id), read by a replica that resumes the stream elsewhere; every key expires by itself.
 
-Errors from Redis propagate: the caller turns them into a clear answer (503) for the one request
-they concern. The subscriber reconnects by itself after Redis restarts. Needs the ``redis``
-package (``pip install "fastapi-mrtr[redis]"``); knows nothing of MCP or FastAPI.
+Connections (docs/deployment.md sizes them): short request-path commands share one bounded pool
+(``pool_size``; a command that finds it full waits up to ``pool_wait`` seconds for a connection
+instead of failing at once, and a command that meets a dropped connection or a timeout is retried
+``retries`` times with a short back-off). Waiting for a resumed stream's next events never uses
+that pool: one connection per replica reads every stream it follows with one ``XREAD BLOCK``
+(:mod:`~fastapi_mrtr.state.redis_streams`), so any number of resumed streams costs one
+connection. The subscriber has one more.
+
+Channels are named by the server (its ``ServerOptions.name``, set by ``MCP``, plus ``namespace``)
+and by the Redis database number: pub/sub ignores the database, so two servers sharing one Redis
+(even on different database numbers) would otherwise hear each other's notifications.
+
+Errors from Redis that outlast the retries propagate: the caller turns them into a clear answer
+(503) for the one request they concern. The subscriber reconnects by itself after Redis restarts
+and then calls ``on_reconnect`` (the server writes back what a restarted Redis forgot). Needs the
+``redis`` package (``pip install "fastapi-mrtr[redis]"``); knows nothing of MCP or FastAPI.
 """
 
 from __future__ import annotations
@@ -37,6 +49,8 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fastapi_mrtr.state.redis_streams import Event, MultiplexedStreamReader, decode_entries
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
@@ -48,6 +62,15 @@ CLAIM_SCRIPT = """
 local owner = redis.call('GET', KEYS[1])
 if owner then redis.call('DEL', KEYS[1]) end
 return owner
+"""
+# Add ARGV[1] to the set unless it already holds ARGV[2] members; 1: in the set now, 0: full.
+ADD_BOUNDED_SCRIPT = """
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then
+    if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+    redis.call('SADD', KEYS[1], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
 """
 RECONNECT_SECONDS = 0.5
 Message = dict[str, Any]
@@ -65,8 +88,11 @@ def _text(value: Any) -> str | None:
 
 class RedisRelay:
     """Redis between the replicas of one server. ``client`` is a ``redis.asyncio.Redis`` (used as
-    is) or a URL; keys and channels start with ``prefix``; ``replica_id`` names this process
-    (random by default: a restarted replica is a new one)."""
+    is for request-path commands) or a URL; keys start with ``prefix``; ``replica_id`` names this
+    process (random by default: a restarted replica is a new one); ``namespace`` tells apart two
+    servers of the same name on one Redis. ``pool_size``, ``pool_wait`` and ``retries`` shape the
+    request-path pool made from a URL; ``stream_block`` is the longest a new resumed stream waits
+    to join the shared reader."""
 
     def __init__(
         self,
@@ -74,43 +100,93 @@ class RedisRelay:
         *,
         prefix: str = "mrtr:legacy:",
         replica_id: str | None = None,
+        namespace: str = "",
         connect_timeout: float = 2.0,
         timeout: float = 2.0,
+        pool_size: int = 64,
+        pool_wait: float = 5.0,
+        retries: int = 3,
+        stream_block: float = 0.25,
     ) -> None:
-        from redis.asyncio import Redis
+        from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 
+        if pool_size <= 0 or pool_wait < 0 or retries < 0 or stream_block <= 0:
+            raise ValueError("pool_size and stream_block must be positive, pool_wait and retries >= 0")
         if isinstance(client, str):
-            self._client: Any = Redis.from_url(client, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
-            # The subscriber idles between messages: no read timeout on its connection.
-            self._listener_client: Any = Redis.from_url(client, socket_connect_timeout=connect_timeout)
+            pool = BlockingConnectionPool.from_url(
+                client,
+                max_connections=pool_size,
+                timeout=pool_wait,
+                socket_connect_timeout=connect_timeout,
+                socket_timeout=timeout,
+                retry=_retry(retries),
+                retry_on_error=_transient(),
+            )
+            self._client: Any = Redis(connection_pool=pool)
+            kwargs: dict[str, Any] = dict(pool.connection_kwargs)
+            connection_class: Any = pool.connection_class
             self._owned = True
         else:
-            self._client = self._listener_client = client
+            self._client = client
+            kwargs = dict(client.connection_pool.connection_kwargs)
+            connection_class = client.connection_pool.connection_class
             self._owned = False
+        # Two connections of the relay's own, whatever ``client`` is: the subscriber idles between
+        # messages and the stream reader blocks, so neither has the request path's read timeout.
+        kwargs["socket_timeout"] = None
+        self._listener_client: Any = Redis(
+            connection_pool=ConnectionPool(connection_class=connection_class, max_connections=2, **kwargs)
+        )
+        self._reader_client: Any = Redis(
+            connection_pool=ConnectionPool(connection_class=connection_class, max_connections=1, **kwargs)
+        )
+        self._streams = MultiplexedStreamReader(self._reader_client, block=stream_block)
+        self.db = int(kwargs.get("db") or 0)
         self.prefix = prefix
+        self.namespace = namespace
+        self.server = ""
         self.replica_id = replica_id or secrets.token_hex(4)
         self._claim = self._client.register_script(CLAIM_SCRIPT)
+        self._add_bounded = self._client.register_script(ADD_BOUNDED_SCRIPT)
         self._handler: Callable[[Message], None] | None = None
+        self._on_reconnect: Callable[[], object] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self._connected_once = False
 
     def __repr__(self) -> str:
         return f"RedisRelay(prefix={self.prefix!r}, replica_id={self.replica_id!r})"
 
+    def serve(self, server: str) -> None:
+        """Name the server this relay joins (``MCP`` calls it with ``ServerOptions.name``)."""
+        self.server = server
+
     # --- messages ---------------------------------------------------------------------------------
 
+    @property
+    def _channel_prefix(self) -> str:
+        # Pub/sub channels are global to a Redis server: name the server, namespace and database.
+        return f"{self.prefix}{self.server}:{self.namespace}:db{self.db}:"
+
     def _channel(self, replica: str) -> str:
-        return f"{self.prefix}replica:{replica}"
+        return f"{self._channel_prefix}replica:{replica}"
 
     @property
     def _shared_channel(self) -> str:
-        return f"{self.prefix}all"
+        return f"{self._channel_prefix}all"
 
-    def start(self, on_message: Callable[[Message], None]) -> None:
-        """Listen for messages to this replica and to all (idempotent; needs a running loop)."""
+    def start(self, on_message: Callable[[Message], None], on_reconnect: Callable[[], object] | None = None) -> None:
+        """Listen for messages to this replica and to all (idempotent; needs a running loop).
+        ``on_reconnect`` runs each time the subscriber is back after losing Redis."""
         self._handler = on_message
+        if on_reconnect is not None:
+            self._on_reconnect = on_reconnect
         if self._listener is None or self._listener.done():
             self._listener = asyncio.get_running_loop().create_task(self._listen())
+
+    @property
+    def started(self) -> bool:
+        return self._listener is not None and not self._listener.done()
 
     async def ready(self, timeout: float = 2.0) -> bool:
         """Whether the subscriber is listening (waits up to ``timeout``)."""
@@ -124,6 +200,9 @@ class RedisRelay:
             try:
                 await pubsub.subscribe(self._channel(self.replica_id), self._shared_channel)
                 self._subscribed.set()
+                if self._connected_once and self._on_reconnect is not None:
+                    self._on_reconnect()
+                self._connected_once = True
                 while True:
                     raw = await pubsub.get_message(timeout=5.0)
                     if raw is not None:
@@ -185,11 +264,13 @@ class RedisRelay:
     async def facts(self, keys: Sequence[str]) -> list[str | None]:
         return [_text(v) for v in await self._client.mget([self.prefix + k for k in keys])]
 
-    async def add_member(self, key: str, member: str, ttl: float) -> None:
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.sadd(self.prefix + key, member)
-            pipe.pexpire(self.prefix + key, _ms(ttl))
-            await pipe.execute()
+    async def add_member(self, key: str, member: str, ttl: float, limit: int) -> bool:
+        """Add ``member`` to the set ``key`` unless it already holds ``limit`` others (then False)."""
+        return bool(await self._add_bounded(keys=[self.prefix + key], args=[member, limit, _ms(ttl)]))
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        if keys:
+            await self._client.delete(*[self.prefix + key for key in keys])
 
     async def remove_member(self, key: str, member: str) -> None:
         await self._client.srem(self.prefix + key, member)
@@ -205,35 +286,59 @@ class RedisRelay:
 
     # --- event streams -------------------------------------------------------------------------------
 
-    async def append(self, stream: str, events: Sequence[tuple[int, dict[str, str]]], ttl: float) -> None:
-        """Add ``(seq, fields)`` events to ``stream`` in order (seq >= 0, above every earlier one)."""
+    async def append(self, stream: str, events: Sequence[Event], ttl: float) -> None:
+        """Add ``(seq, fields)`` events to ``stream`` in order (seq >= 0, above every earlier one).
+        Events the stream holds already (a retry after a reply was lost) are skipped."""
+        from redis.exceptions import ResponseError
+
         key = self.prefix + "events:" + stream
         async with self._client.pipeline(transaction=False) as pipe:
             for seq, fields in events:
                 pipe.xadd(key, fields, id=f"0-{seq + 1}")  # Redis refuses the id 0-0
             pipe.pexpire(key, _ms(ttl))
-            await pipe.execute()
+            results = await pipe.execute(raise_on_error=False)
+        for result in results:
+            if isinstance(result, ResponseError) and "equal or smaller" not in str(result):
+                raise result
+            if isinstance(result, Exception) and not isinstance(result, ResponseError):
+                raise result
 
-    async def read(self, stream: str, after: int, block: float) -> list[tuple[int, dict[str, str]]]:
-        """The events of ``stream`` after ``after``, waiting up to ``block`` seconds for one."""
+    async def read_now(self, stream: str, after: int) -> list[Event]:
+        """The events of ``stream`` after ``after`` that are there now (a short request-path read)."""
         key = self.prefix + "events:" + stream
-        found = await self._client.xread({key: f"0-{after + 1}"}, block=_ms(block), count=100)
-        events: list[tuple[int, dict[str, str]]] = []
-        for _name, entries in found or []:
-            for entry_id, fields in entries:
-                seq = int(_text(entry_id).rpartition("-")[2]) - 1  # type: ignore[union-attr]
-                events.append((seq, {_text(k) or "": _text(v) or "" for k, v in fields.items()}))
-        return events
+        found = await self._client.xread({key: f"0-{after + 1}"}, count=100)
+        return [event for _name, entries in found or [] for event in decode_entries(entries)]
+
+    async def read(self, stream: str, after: int, block: float) -> list[Event]:
+        """The events of ``stream`` after ``after``, waiting up to ``block`` seconds for one; the
+        wait shares this replica's one reader connection with every other resumed stream."""
+        return await self._streams.read(self.prefix + "events:" + stream, after, block)
 
     async def exists(self, stream: str) -> bool:
         return bool(await self._client.exists(self.prefix + "events:" + stream))
 
     async def aclose(self) -> None:
-        """Stop listening; close the clients if this relay made them from a URL."""
+        """Stop listening and reading; close the clients this relay made."""
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(BaseException):
                 await self._listener
-        if self._owned:
-            await self._client.aclose()
-            await self._listener_client.aclose()
+        await self._streams.aclose()
+        # Clients built on a pool of ours do not close it themselves: disconnect the pools.
+        clients = [self._listener_client, self._reader_client] + ([self._client] if self._owned else [])
+        for client in clients:
+            await client.aclose()
+            await client.connection_pool.disconnect()
+
+
+def _retry(retries: int) -> Any:
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+
+    return Retry(ExponentialBackoff(cap=1.0, base=0.05), retries)
+
+
+def _transient() -> list[type[Exception]]:
+    from redis.exceptions import ConnectionError, TimeoutError
+
+    return [ConnectionError, TimeoutError]

@@ -254,9 +254,12 @@ async def _alive(replica: Replica, other: str) -> bool:
     relay = replica.mcp.options.relay
     assert relay is not None
     client = Redis.from_url(replica.redis_url)
+    probe = RedisRelay(client, prefix=relay.prefix)
+    probe.serve(relay.server)
     try:
-        return await RedisRelay(client, prefix=relay.prefix).alive(other)
+        return await probe.alive(other)
     finally:
+        await probe.aclose()
         await client.aclose()
 
 

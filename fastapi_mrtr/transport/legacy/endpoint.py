@@ -23,6 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.sealing import StateKeyRing
+from fastapi_mrtr.transport.callers import caller_key
 from fastapi_mrtr.transport.http import SSE_HEADERS, send_empty, send_json, wait_disconnect
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster, relayed_stream
 from fastapi_mrtr.transport.legacy.era import SESSION_HEADER
@@ -36,6 +37,7 @@ from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     LEGACY_SESSION_NOT_FOUND,
     METHOD_NOT_FOUND,
     McpError,
@@ -89,7 +91,12 @@ class LegacyEndpoint:
         self.ids = SessionSealer(keys, options.name, options.legacy_session_ttl)
         relay = options.relay
         round_timeout = options.input_required_config.round_timeout
-        self.cluster = SessionCluster(relay, event_ttl=(round_timeout or 540.0) + 60.0)
+        self.cluster = SessionCluster(
+            relay,
+            event_ttl=(round_timeout or 540.0) + 60.0,
+            max_subscriptions=options.legacy_max_subscriptions,
+            max_ended=options.legacy_max_ended_sessions,
+        )
         self.live = LiveSessions(
             relay.replica_id if relay is not None else secrets.token_hex(4),
             options.legacy_max_streams,
@@ -102,6 +109,14 @@ class LegacyEndpoint:
             "resources/subscribe": self._subscribe,
             "resources/unsubscribe": self._unsubscribe,
         }
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The serving loop, known from the app's startup: notifications can be delivered from then."""
+        self._loop = loop
+
+    def on_relay_reconnect(self) -> None:
+        """Redis is back (maybe restarted empty): write back the waits of this replica's calls."""
+        self.cluster.spawn(self.cluster.reassert())
 
     # --- POST ---------------------------------------------------------------------------------
 
@@ -239,7 +254,14 @@ class LegacyEndpoint:
             await self._not_awaited(send, info.key, answer_id)
 
     async def _relay_answer(self, info: SessionInfo, answer_id: str, message: JSONObject, send: Send) -> None:
-        """Claim the wait for ``answer_id`` in the relay (one answer wins), then hand it to its asker."""
+        """Claim the wait for ``answer_id`` in the relay (one answer wins), then hand it to its asker.
+        A question this replica asked is answered here first, whatever the relay knows (a Redis
+        that restarted has forgotten every wait)."""
+        if self._deliver_answer(info.key, answer_id, message):
+            with contextlib.suppress(Exception):  # so that no other replica hands it over as well
+                await self.cluster.claim(info.key, answer_id)
+            await send_empty(send, 202)
+            return
         try:
             owner = await self.cluster.claim(info.key, answer_id)
             if owner is None:
@@ -270,6 +292,7 @@ class LegacyEndpoint:
             return False
         future.set_result(message)
         self.live.close_request(live, answer_id, "it was answered already")
+        self.cluster.answered(session_key, answer_id)
         return True
 
     async def _not_awaited(self, send: Send, session_key: str, answer_id: str) -> None:
@@ -371,6 +394,9 @@ class LegacyEndpoint:
 
         task = asyncio.ensure_future(work())
         live.calls[request_id] = task
+        # The slot is the call's, not the response's: a call whose stream was closed for the
+        # client to resume (legacy_sse_close_after) still waits, and still counts.
+        task.add_done_callback(lambda _: self.live.close_stream(session.caller))
         answer = CallAnswer(
             log,
             task,
@@ -384,7 +410,6 @@ class LegacyEndpoint:
         finally:
             writing[0] = False
             live.writers -= 1
-            self.live.close_stream(session.caller)
             self._after_stream(live, log)
 
     def _after_stream(self, live: LiveSession, log: EventLog) -> None:
@@ -442,7 +467,13 @@ class LegacyEndpoint:
         return {}
 
     async def _subscribe(self, info: SessionInfo, params: JSONObject) -> JSONObject:
-        await self.cluster.subscribe(info, self._subscription_uri(params))
+        if not await self.cluster.subscribe(info, self._subscription_uri(params)):
+            limit = self.options.legacy_max_subscriptions
+            raise McpError(
+                INVALID_REQUEST,
+                f"Invalid request: this session holds {limit} resource subscriptions, the most it may; "
+                "unsubscribe from one first",
+            )
         return {}
 
     async def _unsubscribe(self, info: SessionInfo, params: JSONObject) -> JSONObject:
@@ -455,6 +486,9 @@ class LegacyEndpoint:
         uri = params.get("uri")
         if not isinstance(uri, str) or not uri:
             raise McpError(INVALID_PARAMS, "Invalid params: uri is required")
+        limit = self.options.legacy_max_subscription_uri_length
+        if len(uri) > limit:
+            raise McpError(INVALID_PARAMS, f"Invalid params: uri is longer than {limit} characters")
         return uri
 
     # --- GET and DELETE --------------------------------------------------------------------------
@@ -626,12 +660,9 @@ class LegacyEndpoint:
         return self.options.principal_resolver(headers)
 
     def _caller(self, scope: Scope, headers: dict[str, str]) -> str:
-        """Who holds a stream, for the per-caller bound: the principal, else the peer address."""
-        principal = self._principal(headers)
-        if principal is not None:
-            return "p:" + principal
-        client = scope.get("client")
-        return "a:" + (str(client[0]) if client else "")
+        """Who holds a stream, for the per-caller bound: the client address (the principal is
+        only a header, which a client could make up for each stream)."""
+        return caller_key(scope)
 
     async def _session(
         self, session_id: str, headers: dict[str, str], send: Send, request_id: RequestId | None

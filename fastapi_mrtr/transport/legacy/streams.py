@@ -142,22 +142,24 @@ async def follow_relayed(
     is called ``name``), to its end.
 
     When the replica running the call is gone (it no longer listens on the relay), the call can
-    never end: the client gets a JSON-RPC error for it instead of waiting forever."""
-    first = await relay.read(name, -1, block=0.001)
+    never end: the client gets a JSON-RPC error for it instead of waiting forever. Waiting for new
+    events holds no connection of the request path: the relay's one reader waits for every stream."""
+    first = await relay.read_now(name, -1)
     call_id = json.loads(first[0][1]["c"]) if first and "c" in first[0][1] else None
     position = max(after, 0)
+    events = [event for event in first if event[0] > position]
     while not disconnect.done():
+        for seq, fields in events:
+            if fields.get("end"):
+                return
+            await _body(send, fields["f"].encode())
+            position = seq
         reading = asyncio.ensure_future(relay.read(name, position, block=1.0))
         await _first_of(disconnect, reading)
         if not reading.done():
             reading.cancel()
             return
         events = reading.result()
-        for seq, fields in events:
-            if fields.get("end"):
-                return
-            await _body(send, fields["f"].encode())
-            position = seq
         if not events and not await relay.alive(owner):
             seq = position + 1
             frame = b"id: " + f"{stream_id}-{seq}".encode() + b"\nevent: message\ndata: " + encode(call_error(call_id))
