@@ -34,7 +34,8 @@ and by the Redis database number: pub/sub ignores the database, so two servers s
 
 Errors from Redis that outlast the retries propagate: the caller turns them into a clear answer
 (503) for the one request they concern. The subscriber reconnects by itself after Redis restarts
-and then calls ``on_reconnect`` (the server writes back what a restarted Redis forgot). Needs the
+and, when it finds Redis restarted (its run id changed), calls ``on_reconnect`` (the server
+writes back what a restarted Redis forgot). Needs the
 ``redis`` package (``pip install "fastapi-mrtr[redis]"``); knows nothing of MCP or FastAPI.
 """
 
@@ -73,6 +74,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 RECONNECT_SECONDS = 0.5
+RESTART_CHECK_SECONDS = 1.0  # how often the subscriber asks Redis whether it restarted
 Message = dict[str, Any]
 
 
@@ -152,7 +154,8 @@ class RedisRelay:
         self._on_reconnect: Callable[[], object] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
-        self._connected_once = False
+        self._run_id: str | None = None  # the Redis run seen last (a restart changes it)
+        self._next_check = 0.0
 
     def __repr__(self) -> str:
         return f"RedisRelay(prefix={self.prefix!r}, replica_id={self.replica_id!r})"
@@ -177,7 +180,7 @@ class RedisRelay:
 
     def start(self, on_message: Callable[[Message], None], on_reconnect: Callable[[], object] | None = None) -> None:
         """Listen for messages to this replica and to all (idempotent; needs a running loop).
-        ``on_reconnect`` runs each time the subscriber is back after losing Redis."""
+        ``on_reconnect`` runs each time the subscriber finds that Redis restarted."""
         self._handler = on_message
         if on_reconnect is not None:
             self._on_reconnect = on_reconnect
@@ -200,13 +203,12 @@ class RedisRelay:
             try:
                 await pubsub.subscribe(self._channel(self.replica_id), self._shared_channel)
                 self._subscribed.set()
-                if self._connected_once and self._on_reconnect is not None:
-                    self._on_reconnect()
-                self._connected_once = True
+                await self._check_restart()
                 while True:
-                    raw = await pubsub.get_message(timeout=5.0)
+                    raw = await pubsub.get_message(timeout=RESTART_CHECK_SECONDS)
                     if raw is not None:
                         self._dispatch(raw.get("data"))
+                    await self._check_restart()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis went away: try again shortly, forever
@@ -216,6 +218,20 @@ class RedisRelay:
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
+
+    async def _check_restart(self) -> None:
+        """Call ``on_reconnect`` when Redis is another run than before (it restarted, and forgot
+        what it held). The client library resubscribes by itself; this notices what it hides."""
+        now = asyncio.get_running_loop().time()
+        if now < self._next_check:
+            return
+        self._next_check = now + RESTART_CHECK_SECONDS
+        info = await self._listener_client.info("server")
+        run_id = str(info.get("run_id", ""))
+        if self._run_id is not None and run_id != self._run_id and self._on_reconnect is not None:
+            logger.warning("the relay's Redis restarted; writing back this replica's waits")
+            self._on_reconnect()
+        self._run_id = run_id
 
     def _dispatch(self, data: Any) -> None:
         try:

@@ -1,0 +1,107 @@
+"""The client's answers to the server's requests (elicitations, sampling, roots) in 2025-era sessions.
+
+A question is asked on a call's stream by the replica running the call; the answer is a POST that
+may reach any replica. Without a relay, only the asker can take it (another replica says 421:
+route sessions to one replica). With one, an answer to a question asked here is delivered here
+first (even when Redis restarted and forgot the wait); any other is claimed in the relay (one
+answer wins) and handed to the replica that asked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from starlette.types import Send
+
+from fastapi_mrtr.transport.http import send_empty, send_json
+from fastapi_mrtr.transport.legacy.cluster import SessionCluster
+from fastapi_mrtr.transport.legacy.replies import refuse, relay_down, rpc_message
+from fastapi_mrtr.transport.legacy.session_id import SessionInfo
+from fastapi_mrtr.transport.legacy.sessions import LiveSessions
+from fastapi_mrtr.wire.errors import INTERNAL_ERROR
+from fastapi_mrtr.wire.json_codec import encode
+from fastapi_mrtr.wire.protocol import JSONObject
+
+
+class ClientAnswers:
+    """Takes the client's answers and hands each to the call waiting for it, here or elsewhere."""
+
+    def __init__(self, live: LiveSessions, cluster: SessionCluster) -> None:
+        self._live = live
+        self._cluster = cluster
+
+    async def receive(self, info: SessionInfo, message: JSONObject, send: Send) -> None:
+        """A JSON-RPC response to one of the server's requests (an elicitation, sampling, roots)."""
+        answer_id = message.get("id")
+        result, error = message.get("result"), message.get("error")
+        if (result is None) == (error is None) or not isinstance(result if error is None else error, dict):
+            await refuse(send, 400, None, "Invalid request: a response needs a result object or an error object")
+            return
+        asker = LiveSessions.replica_of(answer_id)
+        if asker is None or not isinstance(answer_id, str):
+            await refuse(send, 400, None, f"Invalid request: this session sent no request {answer_id!r}")
+            return
+        if self._cluster.relay is not None:
+            await self._through_relay(info, answer_id, message, send)
+            return
+        if self.deliver(info.key, answer_id, message):
+            await send_empty(send, 202)
+        elif asker != self._live.replica_id:
+            await refuse(
+                send,
+                421,
+                None,
+                f"Misdirected request: request {answer_id!r} was sent by another server replica, which waits "
+                "for this answer; route each session to one replica (by Mcp-Session-Id) or give the replicas "
+                "a relay (MRTR_REDIS_URL)",
+            )
+        else:
+            await self._not_awaited(send, info.key, answer_id)
+
+    async def _through_relay(self, info: SessionInfo, answer_id: str, message: JSONObject, send: Send) -> None:
+        """Claim the wait for ``answer_id`` in the relay (one answer wins), then hand it to its asker.
+        A question this replica asked is answered here first, whatever the relay knows (a Redis
+        that restarted has forgotten every wait)."""
+        if self.deliver(info.key, answer_id, message):
+            with contextlib.suppress(Exception):  # so that no other replica hands it over as well
+                await self._cluster.claim(info.key, answer_id)
+            await send_empty(send, 202)
+            return
+        try:
+            owner = await self._cluster.claim(info.key, answer_id)
+            if owner is None:
+                await self._not_awaited(send, info.key, answer_id)
+                return
+            if owner.get("r") == self._live.replica_id:
+                delivered = self.deliver(info.key, answer_id, message)
+            else:
+                handover = {"t": "answer", "s": info.key, "id": answer_id, "m": message}
+                delivered = await self._cluster.relay.send(str(owner.get("r")), handover)  # type: ignore[union-attr]
+        except Exception as exc:  # Redis
+            await relay_down(send, None, exc)
+            return
+        if delivered:
+            await send_empty(send, 202)
+            return
+        error = {
+            "code": INTERNAL_ERROR,
+            "message": f"Server unavailable: the replica that sent request {answer_id!r} stopped; its call is lost, "
+            "call the tool again",
+        }
+        await send_json(send, 503, encode(rpc_message(None, error=error)))
+
+    def deliver(self, session_key: str, answer_id: str, message: JSONObject) -> bool:
+        live = self._live.get(session_key)
+        future = live.waiting.get(answer_id) if live is not None else None
+        if live is None or future is None or future.done():
+            return False
+        future.set_result(message)
+        self._live.close_request(live, answer_id, "it was answered already")
+        self._cluster.answered(session_key, answer_id)
+        return True
+
+    async def _not_awaited(self, send: Send, session_key: str, answer_id: str) -> None:
+        why = self._live.why_closed(session_key, answer_id) or (
+            "it was answered already, the server stopped waiting, or this session sent no such request"
+        )
+        await refuse(send, 400, None, f"Invalid request: no request {answer_id!r} awaits an answer: {why}")
