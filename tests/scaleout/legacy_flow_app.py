@@ -4,7 +4,9 @@
 flow's token and the question's number, and the tool returns what it got plus the replica that
 finished it. A cross-wired answer (another flow's, or one delivered twice) shows in the result.
 Environment: ``MRTR_STATE_KEY`` (one key for all replicas), ``MRTR_REDIS_URL`` (the relay, optional),
-``LEGACY_ROUND_TIMEOUT`` (seconds), ``REPLICA_NAME``.
+``LEGACY_ROUND_TIMEOUT`` (seconds), ``LEGACY_SSE_CLOSE_AFTER`` (seconds; streams closed for the client
+to resume), ``REPLICA_NAME``, ``REPLICA_ID_IS_NAME`` (the relay names this replica by it, so a
+test can tell from a request id which replica asked).
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ class Outcome(BaseModel):
 
 app = FastAPI()
 redis_url = os.environ.get("MRTR_REDIS_URL")
+replica_id = REPLICA if os.environ.get("REPLICA_ID_IS_NAME") else None
 mcp = MCP(
     app,
     options=ServerOptions(
         name="legacy-replicas",
-        relay=RedisRelay(redis_url) if redis_url else None,
+        relay=RedisRelay(redis_url, replica_id=replica_id) if redis_url else None,
         input_required_config=InputRequiredConfig(round_timeout=float(os.environ.get("LEGACY_ROUND_TIMEOUT", "30"))),
+        legacy_sse_close_after=float(os.environ.get("LEGACY_SSE_CLOSE_AFTER", "0")),
     ),
 )
 
