@@ -13,7 +13,9 @@ connections per client at once, which wrk cannot do. Workloads:
   ``elicitation/create`` requests arrive on the call's SSE stream and are answered by POST; one
   operation is the whole flow (``legacy_flows.py``, one session per worker).
 
-Servers: ``ours`` (``bench/legacy_app.py``), the SDK's stateful app answering in SSE (``sdk``,
+Servers: ``ours`` (``bench/legacy_app.py``), ``ours-relay`` (the same app with the Redis relay on,
+a redis-server of its own pinned to CPU 1 beside the load: its CPU is not counted, the server's
+Redis round trips are), the SDK's stateful app answering in SSE (``sdk``,
 ``bench/legacy_sdk.py``: its default, and the only mode in which its tools can ask), and the same
 SDK server answering each POST with one JSON body (``sdk-json``, echo only: it cannot elicit).
 Rows come out in the rig's shape, so ``bench.__main__`` puts them in the same table.
@@ -21,15 +23,20 @@ Rows come out in the rig's shape, so ``bench.__main__`` puts them in the same ta
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
+from collections.abc import Iterator
 from typing import Any
 
-from .memory import HERE, ROOT, _cpu_ticks, serving
+from .memory import HERE, ROOT, _cpu_ticks, _free_port, serving
 
 ECHO_SCRIPT = HERE / "legacy_echo.lua"
 WARMUP_SECS = 2
@@ -38,6 +45,7 @@ LEGACY_SERVERS = (
     ("sdk", "bench.legacy_sdk:app", ("legacy-echo", "legacy-elicit")),
     ("sdk-json", "bench.legacy_sdk:app_json", ("legacy-echo",)),
     ("ours", "bench.legacy_app:app@/mcp", ("legacy-echo", "legacy-elicit")),
+    ("ours-relay", "bench.legacy_app:app@/mcp", ("legacy-echo", "legacy-elicit")),
 )
 WORKLOADS = ("legacy-echo", "legacy-elicit")
 
@@ -67,7 +75,7 @@ def run_one(python: str, name: str, spec: str, work: str, secs: int, conns: int)
     """One server and workload on a fresh server process: a row as the rig prints it."""
     row: dict[str, Any] = {"server": name, "work": work}
     try:
-        with serving(python, spec) as (pid, url):
+        with _relay_env(name == "ours-relay"), serving(python, spec) as (pid, url):
             _drive(_driver(python, work, url, WARMUP_SECS, conns))
             c0, w0 = _cpu_ticks(pid), time.time()
             out = _drive(_driver(python, work, url, secs, conns))
@@ -85,6 +93,32 @@ def run_one(python: str, name: str, spec: str, work: str, secs: int, conns: int)
         server_cpu_util=round(cpu_s / (w1 - w0), 2),
     )
     return row
+
+
+@contextlib.contextmanager
+def _relay_env(wanted: bool) -> Iterator[None]:
+    """A throw-away redis-server on CPU 1, named to the server by ``BENCH_RELAY_URL``."""
+    if not wanted:
+        yield
+        return
+    program = shutil.which("redis-server")
+    if program is None:
+        raise RuntimeError("the relay leg needs redis-server on PATH")
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        argv = ["taskset", "-c", "1", program, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+        redis = subprocess.Popen([*argv, "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+                time.sleep(0.05)
+            os.environ["BENCH_RELAY_URL"] = f"redis://127.0.0.1:{port}/0"
+            yield
+        finally:
+            os.environ.pop("BENCH_RELAY_URL", None)
+            redis.terminate()
+            redis.wait(10)
 
 
 def run_legs(python: str, secs: int, conns: int, works: tuple[str, ...] = WORKLOADS) -> list[dict[str, Any]]:

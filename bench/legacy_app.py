@@ -4,20 +4,33 @@ A 2025-era client reaches them through an MCP session (``initialize``, then ``Mc
 ``confirm_twice`` asks two boolean questions through ``ctx.elicit``, which the legacy shim sends
 as two ``elicitation/create`` requests on the call's SSE stream. Modern clients may call the same
 tools on the same ``/mcp``. Serve it with ``uvicorn bench.legacy_app:app``. A separate app from
-``bench.app``, so that the modern rows measure exactly what they measured before.
+``bench.app``, so that the modern rows measure exactly what they measured before. With
+``BENCH_RELAY_URL`` set (a Redis URL), the sessions go through the Redis relay (the relay leg).
 """
 
 from __future__ import annotations
+
+import os
 
 from fastapi import FastAPI
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context, ServerOptions
+from fastapi_mrtr.state import RedisRelay
 
 BENCH_STATE_KEY = b"0123456789abcdef0123456789abcdef"
 
 app = FastAPI(title="fastapi-mrtr legacy bench")
-mcp = MCP(app, options=ServerOptions(name="bench", version="1.0.0", request_state_key=BENCH_STATE_KEY))
+relay_url = os.environ.get("BENCH_RELAY_URL")
+mcp = MCP(
+    app,
+    options=ServerOptions(
+        name="bench",
+        version="1.0.0",
+        request_state_key=BENCH_STATE_KEY,
+        relay=RedisRelay(relay_url) if relay_url else None,
+    ),
+)
 
 
 class Confirm(BaseModel):

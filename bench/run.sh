@@ -30,9 +30,9 @@ fi
 if ! "$venv/bin/python" - <<'PY' 2>/dev/null; then
 from importlib.metadata import version
 assert version("mcp") == "2.3.0" and version("fastmcp") == "4.1.6"
-import fastapi, uvicorn, uvloop, httptools, fastapi_mrtr  # noqa: F401
+import fastapi, uvicorn, uvloop, httptools, redis, fastapi_mrtr  # noqa: F401
 PY
-  "$venv/bin/pip" install -q "mcp==2.3.0" "fastmcp==4.1.6" "uvicorn[standard]" fastapi
+  "$venv/bin/pip" install -q "mcp==2.3.0" "fastmcp==4.1.6" "uvicorn[standard]" fastapi redis
   "$venv/bin/pip" install -q -e "$root"
 fi
 
