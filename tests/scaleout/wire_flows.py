@@ -88,9 +88,10 @@ class LegacySession:
             _expect(response, 200)
         return call_id, response
 
-    async def resume(self, last_id: str) -> httpx.Response:
+    async def resume(self, last_id: str, url: str | None = None) -> httpx.Response:
         headers = {**self.headers, "accept": "text/event-stream", "last-event-id": last_id}
-        response = await self.http.send(self.http.build_request("GET", self.url, headers=headers), stream=True)
+        request = self.http.build_request("GET", url or self.url, headers=headers)
+        response = await self.http.send(request, stream=True)
         if response.status_code != 200:
             await response.aread()
             _expect(response, 200)
