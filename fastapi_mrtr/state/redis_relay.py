@@ -156,6 +156,7 @@ class RedisRelay:
         self._subscribed = asyncio.Event()
         self._run_id: str | None = None  # the Redis run seen last (a restart changes it)
         self._next_check = 0.0
+        self._restarted_at: float | None = None  # loop time when a restart was noticed
 
     def __repr__(self) -> str:
         return f"RedisRelay(prefix={self.prefix!r}, replica_id={self.replica_id!r})"
@@ -230,6 +231,7 @@ class RedisRelay:
         run_id = str(info.get("run_id", ""))
         if self._run_id is not None and run_id != self._run_id and self._on_reconnect is not None:
             logger.warning("the relay's Redis restarted; writing back this replica's waits")
+            self._restarted_at = now
             self._on_reconnect()
         self._run_id = run_id
 
@@ -268,6 +270,14 @@ class RedisRelay:
     async def claim(self, key: str) -> str | None:
         """The value of ``key``, which no later claim finds again; None when there is none."""
         return _text(await self._claim(keys=[self.prefix + key]))
+
+    async def restarted_within(self, seconds: float) -> bool:
+        """Whether Redis restarted (and may have lost what it held) less than ``seconds`` ago: a
+        restart the subscriber noticed, or one it has not noticed yet (another run id now)."""
+        if self._restarted_at is not None and asyncio.get_running_loop().time() - self._restarted_at < seconds:
+            return True
+        info = await self._client.info("server")
+        return self._run_id is not None and str(info.get("run_id", "")) != self._run_id
 
     async def forget(self, key: str) -> None:
         await self._client.delete(self.prefix + key)

@@ -154,6 +154,6 @@ async def test_redis_restarted_mid_burst(
     assert all(o.error for o in outcomes if o.result is None)
     held_here = [o for o in outcomes if int(o.token.split("-")[1]) % 2]
     assert all(o.own_answers for o in held_here), _failures(held_here)  # answered where the call is held
-    # Through nginx, an answer landing on another replica in the second or two before the asker has
-    # written its waits back is refused (400, stated); the flows asked after that complete.
+    # Through nginx, an answer landing on another replica before the asker has written its waits
+    # back is claimed again for up to 3 s; one still missing then is refused with a stated 400.
     print(f"restart: {sum(o.own_answers for o in outcomes)} of {len(outcomes)} completed; " + _failures(outcomes))

@@ -4,12 +4,15 @@ A question is asked on a call's stream by the replica running the call; the answ
 may reach any replica. Without a relay, only the asker can take it (another replica says 421:
 route sessions to one replica). With one, an answer to a question asked here is delivered here
 first (even when Redis restarted and forgot the wait); any other is claimed in the relay (one
-answer wins) and handed to the replica that asked.
+answer wins) and handed to the replica that asked. Within 15 s of a Redis restart, a claim that
+finds nothing is tried again for up to 3 s, while the asker writes its waits back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from typing import Any
 
 from starlette.types import Send
 
@@ -21,6 +24,10 @@ from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import JSONObject
+
+RESTART_GRACE_SECONDS = 15.0  # after a Redis restart, waits may be missing until their replicas write them back
+RESTART_CLAIMS = 10  # claims tried, RESTART_CLAIM_PAUSE apart, for an answer whose wait is missing then
+RESTART_CLAIM_PAUSE = 0.3
 
 
 class ClientAnswers:
@@ -69,6 +76,8 @@ class ClientAnswers:
             return
         try:
             owner = await self._cluster.claim(info.key, answer_id)
+            if owner is None and LiveSessions.replica_of(answer_id) != self._live.replica_id:
+                owner = await self._claim_after_restart(info.key, answer_id)
             if owner is None:
                 await self._not_awaited(send, info.key, answer_id)
                 return
@@ -89,6 +98,21 @@ class ClientAnswers:
             "call the tool again",
         }
         await send_json(send, 503, encode(rpc_message(None, error=error)))
+
+    async def _claim_after_restart(self, session_key: str, answer_id: str) -> dict[str, Any] | None:
+        """A Redis that restarted a moment ago has forgotten every wait, and the replica that asked
+        writes its own back within about a second: wait for that (a few claims, a bounded time)
+        instead of refusing an answer its call still waits for. Any other miss is final at once."""
+        relay = self._cluster.relay
+        assert relay is not None
+        if not await relay.restarted_within(RESTART_GRACE_SECONDS):
+            return None
+        for _ in range(RESTART_CLAIMS):
+            await asyncio.sleep(RESTART_CLAIM_PAUSE)
+            owner = await self._cluster.claim(session_key, answer_id)
+            if owner is not None:
+                return owner
+        return None
 
     def deliver(self, session_key: str, answer_id: str, message: JSONObject) -> bool:
         live = self._live.get(session_key)
