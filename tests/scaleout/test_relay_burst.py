@@ -40,6 +40,9 @@ class BurstNginx(SessionNginx):
     def __init__(self, directory: Path, upstream_ports: list[int]) -> None:
         super().__init__(directory, upstream_ports, sticky=False)
         conf = (directory / "nginx.conf").read_text().replace("worker_connections 1024", "worker_connections 8192")
+        # Many requests reuse each client connection: no close by nginx mid-burst (a POST sent as
+        # it closes would fail without being a server's answer).
+        conf = conf.replace("http {", "http { keepalive_requests 100000;", 1)
         (directory / "nginx.conf").write_text(conf)
 
 
