@@ -97,12 +97,6 @@ class CallRunner:
         """Whether every call walks the app (the stack allows no entry below, or the walk is forced)."""
         return self._route_entry_in_use() is None
 
-    def path_for(self, tool: ToolDefinition) -> CallPath:
-        """The way a call of ``tool`` starts (a direct call may still hand over to the route entry)."""
-        if self.walks():
-            return CallPath.WALK
-        return CallPath.DIRECT if self._direct_call_in_use(tool) is not None else CallPath.ROUTE
-
     async def run(
         self, tool: ToolDefinition, outer_scope: Scope, arguments: JSONObject, record: CallRecord
     ) -> CapturedResponse:

@@ -140,7 +140,7 @@ def session_request(
         META_CLIENT_CAPABILITIES: info.client_capabilities,
         META_CLIENT_INFO: info.client_info,
         # The 2025 era sends log messages unless the client raised the level (logging/setLevel).
-        META_LOG_LEVEL: log_level or info.log_level or "debug",
+        META_LOG_LEVEL: log_level or "debug",
     }
     if isinstance(legacy_meta, dict) and "progressToken" in legacy_meta:
         meta["progressToken"] = legacy_meta["progressToken"]

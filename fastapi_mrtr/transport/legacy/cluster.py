@@ -81,10 +81,6 @@ class SessionCluster:
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=timeout)
 
-    @property
-    def shared(self) -> bool:
-        return self.relay is not None
-
     # --- facts -------------------------------------------------------------------------------------
 
     async def facts(self, info: SessionInfo) -> tuple[bool, str | None]:

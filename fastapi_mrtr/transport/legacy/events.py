@@ -28,7 +28,6 @@ class EventLog:
         self._seq = 0
         self._changed = asyncio.Event()
         self.finished = False
-        self.delivered = 0  # the highest seq a writer has sent in full (drives clean-up)
         self.expiring = False  # finished, undelivered, and set to be forgotten after a while
 
     @property

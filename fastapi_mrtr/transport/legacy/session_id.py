@@ -1,14 +1,15 @@
 """The ``Mcp-Session-Id`` of a 2025-era session: what the session is, sealed, so any replica opens it.
 
 A legacy session is small, fixed data: the negotiated version, the client's capabilities and
-info, the log level it started with, who opened it and when. The server seals it into the id it
+info, who opened it and when. The server seals it into the id it
 hands out at ``initialize`` (AES-256-GCM, with the same key ring, key ids and rotation as
 ``requestState``: :mod:`fastapi_mrtr.state.sealing`), bound to this server's name (the
 audience) and to the caller (the principal binding), valid for ``legacy_session_ttl`` seconds.
 Any replica holding the key reads the session from the id alone; an id that was tampered with,
 sealed for another server or caller, or has expired opens to nothing and the session is unknown
-(404). Ending a session early (DELETE) is the one fact an id cannot carry:
-:mod:`~fastapi_mrtr.transport.legacy.cluster` remembers it.
+(404). What changes during a session cannot be sealed into an id handed out at its start: whether
+it was ended (DELETE) and the log level it set; :mod:`~fastapi_mrtr.transport.legacy.cluster`
+remembers those.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ class SessionInfo:
     protocol_version: str
     client_capabilities: JSONObject
     client_info: JSONObject
-    log_level: str | None
     issued_at: int
     expires_at: int | None
 
@@ -106,13 +106,11 @@ class SessionSealer:
         version, capabilities, client_info = data.get("pv"), data.get("cc"), data.get("ci")
         if not isinstance(version, str) or not isinstance(capabilities, dict) or not isinstance(client_info, dict):
             return None
-        level = data.get("ll")
         return SessionInfo(
             key=claims.flow_id,
             protocol_version=version,
             client_capabilities=capabilities,
             client_info=client_info,
-            log_level=level if isinstance(level, str) else None,
             issued_at=claims.issued_at,
             expires_at=claims.expires_at,
         )

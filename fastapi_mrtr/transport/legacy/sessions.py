@@ -110,13 +110,6 @@ class LiveSessions:
         """An id for a stream or a request to a client: unique among replicas, naming this one."""
         return f"{self.replica_id}.{next(self._ids)}"
 
-    def asked_here(self, request_id: Any) -> bool:
-        """Whether ``request_id`` has the shape of an id this process gave out."""
-        if not isinstance(request_id, str):
-            return False
-        replica, _, n = request_id.partition(".")
-        return replica == self.replica_id and n.isdigit()
-
     @staticmethod
     def replica_of(request_id: Any) -> str | None:
         """The replica an id names, if it has this server's shape."""

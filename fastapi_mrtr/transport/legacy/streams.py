@@ -108,7 +108,6 @@ async def follow(
         for seq, frame in log.since(position):
             await _body(send, frame)
             position = seq
-        log.delivered = max(log.delivered, position)
         if log.finished:
             return True
         changed = asyncio.ensure_future(log.wait_beyond(position))
