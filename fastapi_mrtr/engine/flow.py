@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from fastapi_mrtr.engine.answers import malformed_reason
 from fastapi_mrtr.engine.call import CallRecord
 from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.engine.options import ServerOptions
@@ -103,6 +104,7 @@ class FlowSealer:
             accept = self.options.input_required_config.accept_unsolicited_answers
             return ReplayLedger.first_round(responses, accept), None, NO_HOLD
         claims = await self._verify(token, binding(), headers)
+        refuse_malformed(claims.data, responses)
         hold = await self._claim(claims) if self.options.replay_store is not None else NO_HOLD
         return ReplayLedger.from_sealed(claims.data, responses), claims, hold
 
@@ -183,6 +185,29 @@ class FlowSealer:
             {"reason": "request_state_too_large"},
             http_status=500,
         )
+
+
+def refuse_malformed(data: JSONObject, responses: JSONObject) -> None:
+    """Refuse (-32602) an answer to a question of the last round that is no result at all.
+
+    Checked before the handler runs (and before a single-use state is claimed, so the client can
+    resend the same state with a well-formed answer). Asking again would bring the same message
+    back until ``max_rounds``; the spec's "ask again" is for an answer that is missing.
+    """
+    asked = data.get("asked") or {}
+    elicitations = set(data.get("el") or ())
+    for key, response in responses.items():
+        if key not in asked:
+            continue  # unknown keys are ignored (spec-notes 1.6)
+        why = malformed_reason(response, elicitation=key in elicitations)
+        if why is not None:
+            logger.warning("inputResponses[%r] refused as malformed: %s", key, why)
+            raise ServerError(
+                INVALID_PARAMS,
+                f"Invalid inputResponses[{key!r}]: {why}",
+                {"reason": "malformed_input_response", "key": key},
+                correctable=True,
+            )
 
 
 def _fits(mint: Callable[[JSONObject], str], data: JSONObject) -> bool:
