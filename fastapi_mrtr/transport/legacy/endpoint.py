@@ -29,7 +29,7 @@ from fastapi_mrtr.transport.legacy.era import SESSION_HEADER
 from fastapi_mrtr.transport.legacy.events import EventLog, parse_event_id
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import NOTIFICATION_STREAM, LiveSession, LiveSessions
-from fastapi_mrtr.transport.legacy.shapes import bad_request, legacy_error, legacy_result
+from fastapi_mrtr.transport.legacy.shapes import bad_request, legacy_error, legacy_result, operation
 from fastapi_mrtr.transport.legacy.shim import ClientAnswerError, LegacyShim, ShimStoppedError
 from fastapi_mrtr.transport.legacy.streams import CallAnswer, follow, follow_relayed
 from fastapi_mrtr.transport.request import RpcRequest
@@ -294,7 +294,7 @@ class LegacyEndpoint:
             try:
                 message = _message(request_id, result=await builtin(session.info, params))
             except McpError as exc:
-                message = _message(request_id, error=legacy_error(exc))
+                message = _message(request_id, error=legacy_error(exc, operation(method, params)))
             except Exception as exc:  # Redis
                 await self._relay_down(send, request_id, exc)
                 return
@@ -762,9 +762,9 @@ async def _answer(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = Fals
     except ShimStoppedError as exc:
         if tool_errors:  # a tool call the shim had to end is the tool's failure, told to the model
             return _message(rpc.id, result={"content": [{"type": "text", "text": exc.message}], "isError": True})
-        return _message(rpc.id, error=legacy_error(exc))
+        return _message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
     except McpError as exc:
-        return _message(rpc.id, error=legacy_error(exc))
+        return _message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
     except Exception:
         logger.exception("unexpected error while handling %s", rpc.method)
         return _message(rpc.id, error={"code": INTERNAL_ERROR, "message": "Internal error"})
