@@ -17,7 +17,7 @@ import httpx
 import mcp_types._v2025_11_25 as legacy_wire
 import pytest
 
-from fastapi_mrtr import Context
+from fastapi_mrtr import Context, InputRequiredConfig
 from tests.legacy.conftest import App, build
 from tests.legacy.peer import LegacyPeer, messages
 from tests.support import running_server
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def asking() -> Iterator[App]:
-    mcp = build()
+    mcp = build(input_required_config=InputRequiredConfig(round_timeout=60))  # an answer is never timed out here
 
     @mcp.prompt()
     async def greeting(ctx: Context) -> str:
@@ -98,3 +98,29 @@ async def test_a_missing_capability_names_the_request_that_needs_it(peer: Legacy
     assert error["code"] == -32602
     assert "elicitation" in error["message"] and "prompts/get of prompt 'greeting' needs it" in error["message"]
     assert "This tool" not in error["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"result": 5}, id="result-not-an-object"),
+        pytest.param({"result": None}, id="result-null"),
+        pytest.param({}, id="neither-result-nor-error"),
+    ],
+)
+async def test_a_response_that_is_no_result_ends_the_call_at_once(peer: LegacyPeer, body: dict[str, Any]) -> None:
+    """Before, the POST was refused and the call then waited for round_timeout for an answer."""
+    await peer.initialize()
+    async with peer.call("confirm") as (_, stream):
+        found = messages(stream)
+        ask = await _next(found)
+        response = await peer.post({"jsonrpc": "2.0", "id": ask["id"], **body})
+        assert response.status_code == 400
+        assert "the call waiting for it was ended" in response.json()["error"]["message"]
+        final = await _next(found)  # well before the round_timeout of this app (60 s)
+    assert final["result"]["isError"] is True
+    assert "elicitation/create" in _tool_text(final) and "malformed response" in _tool_text(final)
+
+
+def _tool_text(message: dict[str, Any]) -> str:
+    return " ".join(block["text"] for block in message["result"]["content"])

@@ -215,7 +215,17 @@ class LegacyEndpoint:
         answer_id = message.get("id")
         result, error = message.get("result"), message.get("error")
         if (result is None) == (error is None) or not isinstance(result if error is None else error, dict):
-            await self._refuse(send, 400, None, "Invalid request: a response needs a result object or an error object")
+            why = "a response needs a result object or an error object"
+            logger.warning("malformed response %r from a 2025-era client: %s", answer_id, why)
+            # A call waits for this id: end it now with the reason, rather than after round_timeout.
+            ended = isinstance(answer_id, str) and self._deliver_answer(
+                info.key,
+                answer_id,
+                {"id": answer_id, "error": {"code": INVALID_PARAMS, "message": f"malformed response: {why}"}},
+            )
+            await self._refuse(
+                send, 400, None, f"Invalid request: {why}" + ("; the call waiting for it was ended" if ended else "")
+            )
             return
         asker = LiveSessions.replica_of(answer_id)
         if asker is None or not isinstance(answer_id, str):
