@@ -33,6 +33,14 @@ from fastapi_mrtr.wire.protocol import JSONObject
 logger = logging.getLogger("fastapi_mrtr")
 
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
+# Why a state sealed by this app is not opened by this process, when it has no configured key: the
+# usual cause is several workers or replicas, each with its own ephemeral key (or a restart). Only
+# said when the key is ephemeral, which is no secret: every such server says it in its log at start.
+KEYS_DIFFER = (
+    "it was sealed with a key this server process does not have. This process has no configured key, so "
+    "each worker or replica (and each restart) seals with its own; set the same secret on all of them with "
+    "the MRTR_STATE_KEY environment variable or ServerOptions(request_state_key=...)"
+)
 
 
 def invalid_state() -> ServerError:
@@ -102,6 +110,8 @@ class FlowSealer:
         token = params.get("requestState")
         if token is None:
             accept = self.options.input_required_config.accept_unsolicited_answers
+            if accept:  # which keys are elicitations is not known yet: every kind of result is an object
+                refuse_malformed({"asked": dict.fromkeys(responses, "")}, responses)
             return ReplayLedger.first_round(responses, accept), None, NO_HOLD
         claims = await self._verify(token, binding(), headers)
         refuse_malformed(claims.data, responses)
@@ -117,6 +127,13 @@ class FlowSealer:
                 if inspect.isawaitable(outcome):
                     await outcome
         except InvalidRequestStateError as exc:
+            if exc.reason == "unknown_key" and self.keys.is_ephemeral:
+                logger.warning(
+                    "requestState refused for %s %r: %s. %s", binding.method, binding.target, exc.reason, KEYS_DIFFER
+                )
+                raise ServerError(
+                    INVALID_PARAMS, f"{INVALID_STATE_MESSAGE}: {KEYS_DIFFER}", {"reason": "invalid_request_state"}
+                ) from None
             logger.warning("requestState refused for %s %r: %s", binding.method, binding.target, exc.reason)
             raise invalid_state() from None
         return claims

@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
-from fastapi_mrtr import MCP, Context, ServerOptions
+from fastapi_mrtr import MCP, Context, InputRequiredConfig, ServerOptions
 from tests.support import rpc_body, rpc_headers
 
 pytestmark = pytest.mark.anyio
@@ -111,3 +111,28 @@ async def test_a_malformed_answer_is_a_warning_and_an_error(caplog: pytest.LogCa
         == "Invalid inputResponses['expense']: it is a string, not an object (the result of the request)"
     )
     assert any("'expense'" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
+async def test_an_unsolicited_answer_that_is_not_an_object_is_refused_too() -> None:
+    """With ``accept_unsolicited_answers`` (the conformance fixture's setting), a first round's answers count:
+    one that is no object is no result of any request (the suite sends ``{"user_name": 12345}``)."""
+    app = FastAPI()
+    mcp = MCP(
+        app,
+        options=ServerOptions(
+            name="t", request_state_key=KEY, input_required_config=InputRequiredConfig(accept_unsolicited_answers=True)
+        ),
+    )
+
+    @mcp.tool()
+    @app.post("/claim")
+    async def claim(ctx: Context) -> str:
+        answer = await ctx.elicit("Your expense?", Expense, key="expense")
+        return answer.action
+
+    app.mount("/mcp", mcp)
+    status, body = await call(app, "claim", {"inputResponses": {"expense": 12345}}, 1)
+    assert status == 400 and body["error"]["code"] == -32602
+    assert body["error"]["data"] == {"reason": "malformed_input_response", "key": "expense"}
+    _, body = await call(app, "claim", {"inputResponses": {"expense": {"action": "decline"}}}, 2)
+    assert body["result"]["structuredContent"] == {"result": "decline"}
