@@ -94,6 +94,7 @@ class MCP:
         self._mount_path: str | None = None
         if self.options.relay is not None:
             self.options.relay.serve(self.options.name)  # its channels carry the server's name
+        self._warned_unmounted = False
         self._endpoint = RpcEndpoint(
             self.options, lambda: self._methods, lambda: self._streams, lambda: self._capabilities, keys
         )
@@ -286,6 +287,13 @@ class MCP:
             for route in self.app.router.routes:
                 if isinstance(route, Mount) and route.app is self:
                     self._mount_path = route.path.rstrip("/")
+            if self._mount_path is None and not self._warned_unmounted:
+                self._warned_unmounted = True  # read on the app's first request: say it once
+                if not _mounted_within(self.app.router.routes, self):
+                    logger.warning(
+                        "fastapi-mrtr: an MCP endpoint was created for this app but is mounted nowhere in it, so "
+                        'MCP clients get 404: add app.mount("/mcp", mcp) after creating it (see docs/api.md)'
+                    )
         return self._mount_path
 
     def start(self) -> None:
@@ -337,6 +345,18 @@ async def _broadcast(relay: RedisRelay, message: JSONObject) -> None:
         await relay.broadcast(message)
     except Exception as exc:  # Redis down: this replica's listeners got it; the others miss it
         logger.warning("could not relay a notification to the other replicas: %s", exc)
+
+
+def _mounted_within(routes: Any, endpoint: object, depth: int = 0) -> bool:
+    """Whether ``endpoint`` is mounted anywhere below ``routes`` (in a sub-application or router)."""
+    for route in routes if depth < 8 else ():
+        if isinstance(route, Mount):
+            if route.app is endpoint:
+                return True
+            inner = getattr(route.app, "routes", None) or getattr(getattr(route.app, "router", None), "routes", None)
+            if inner and _mounted_within(inner, endpoint, depth + 1):
+                return True
+    return False
 
 
 def _refuse_bare_decorator(kind: str, first: object) -> None:

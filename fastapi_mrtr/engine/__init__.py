@@ -32,8 +32,10 @@ conditional ask should be named); one key per ask in a run. The key is pinned to
 the question, its method and params as canonical JSON (:mod:`~fastapi_mrtr.engine.questions`).
 An answer is used only when key **and** digest match, and only for keys the previous round
 asked (a client cannot pre-answer a question it was never shown). An answer that does not
-validate against the ask's schema counts as missing and the question is asked again
-(:mod:`~fastapi_mrtr.engine.answers`); only what it means is recorded (the action and, on a
+validate against the ask's schema is refused: the question is asked again, with the reason in
+``_meta["fastapi-mrtr/refused-answer"]`` (:mod:`~fastapi_mrtr.engine.answers`); an answer that is
+no result at all (not an object, no ``action``) is refused with -32602 before the handler runs
+(:mod:`~fastapi_mrtr.engine.flow`); only what it means is recorded (the action and, on a
 form's accept, the fields the form asked for), so every replay validates what was recorded. A
 question that changed since it was answered is asked again, or raises ``ReplayDivergedError``
 with ``strict_replay``. Answers of earlier rounds travel in the sealed state; the client sends

@@ -22,12 +22,13 @@ from pydantic import TypeAdapter
 
 from fastapi_mrtr.engine.answers import parse_elicit_answer, parse_typed_answer
 from fastapi_mrtr.engine.call import CallRecord, MissingCapabilitySignal, SuspendSignal
+from fastapi_mrtr.engine.elicitation_schema import is_shorthand
 from fastapi_mrtr.engine.ledger import Ask, question_digest
 from fastapi_mrtr.engine.questions import (
+    REFUSED_ANSWER_META,
     elicit_wire,
     elicitation_needed,
     form_question_digest,
-    is_shorthand,
     request_digest,
 )
 from fastapi_mrtr.wire.errors import ServerError
@@ -68,11 +69,21 @@ class ReplayDivergedError(Exception):
 class _PendingAsk:
     """An ask not yet awaited: ``await`` it, or pass several to ``ctx.gather`` to batch one round."""
 
-    def __init__(self, run: Callable[[], Any]) -> None:
+    def __init__(self, run: Callable[[], Any], what: str) -> None:
         self._run = run
+        self._what = what
 
     def __await__(self) -> Any:
         return self._run().__await__()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the ask does not have: the answer's (.action, .content, ...).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"{self._what} was not awaited: it returns an awaitable, not the answer. "
+            f"Write `answer = await {self._what}`, then read answer.{name}"
+        )
 
 
 class ToolContext:
@@ -168,12 +179,17 @@ class ToolContext:
         ``content`` is then the bare value). A URL-mode request is an ``ElicitRequestParams`` with
         ``mode="url"``. Decline and cancel are answers: they are returned, never asked again.
         """
-        return _PendingAsk(lambda: self._elicit(message, schema, key))
+        wire = elicit_wire(message, schema)  # a type no form can carry fails here, at the ask's line
+        return _PendingAsk(lambda: self._elicit(message, schema, wire, key), "ctx.elicit(...)")
 
     def elicit_url(self, message: str, url: str, *, key: str | None = None) -> Awaitable[ElicitResult[None]]:
         """Send the user to ``url`` (URL mode, for secrets or third-party flows)."""
         params = ElicitRequestParams(mode="url", message=message, url=url)
-        return cast("Awaitable[ElicitResult[None]]", _PendingAsk(lambda: self._elicit(params, None, key)))
+        wire = elicit_wire(params, None)
+        return cast(
+            "Awaitable[ElicitResult[None]]",
+            _PendingAsk(lambda: self._elicit(params, None, wire, key), "ctx.elicit_url(...)"),
+        )
 
     def sample(
         self,
@@ -191,11 +207,11 @@ class ToolContext:
         params = CreateMessageRequestParams(
             messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, **extra
         )
-        return _PendingAsk(lambda: self._sample(params, key))
+        return _PendingAsk(lambda: self._sample(params, key), "ctx.sample(...)")
 
     def list_roots(self, *, key: str | None = None) -> Awaitable[ListRootsResult]:
         """Ask the client for its roots (``roots/list``; deprecated in the spec, still served)."""
-        return _PendingAsk(lambda: self._list_roots(key))
+        return _PendingAsk(lambda: self._list_roots(key), "ctx.list_roots()")
 
     @overload
     async def gather(self, a: Awaitable[A], /) -> tuple[A]: ...
@@ -333,19 +349,27 @@ class ToolContext:
             ledger.forget(key)
         if answer is not None:
             return key, q, answer
+        refused = ledger.refused.get(key)
+        if refused is not None:  # asked again: say why (outside the digest, which is already taken)
+            meta = params.get("_meta")
+            meta = {**(meta if isinstance(meta, dict) else {}), REFUSED_ANSWER_META: {"reason": refused}}
+            params = {**params, "_meta": meta}
         ledger.pending.append(Ask(key, method, params, q))
         self._record.suspended = True
         raise SuspendSignal()
 
     def _invalid(self, key: str, why: str) -> None:
-        """An answer that does not fit counts as missing: forget it and ask again."""
-        logger.info("input %r: answer rejected (%s); asking again", key, why)
-        ledger = self._record.ledger
+        """An answer that does not fit is refused: forget it and ask again, saying why."""
+        record = self._record
+        logger.warning("%s %r: input %r: answer refused (%s); asking again", record.method, record.target, key, why)
+        ledger = record.ledger
         ledger.forget(key)
         ledger.keys_seen.discard(key)
+        ledger.refused[key] = why
 
-    async def _elicit(self, message: str | ElicitRequestParams, schema: Any, key: str | None) -> ElicitResult[Any]:
-        wire = elicit_wire(message, schema)
+    async def _elicit(
+        self, message: str | ElicitRequestParams, schema: Any, wire: JSONObject, key: str | None
+    ) -> ElicitResult[Any]:
         digest = form_question_digest(message, schema) if isinstance(message, str) else None
         shorthand = schema is not None and is_shorthand(schema)
         url_mode = wire.get("mode") == "url"
@@ -358,11 +382,11 @@ class ToolContext:
         for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
             key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key, digest)
             parsed = parse_elicit_answer(answer, properties, schema, shorthand, url_mode)
-            if parsed is not None:
+            if not isinstance(parsed, str):
                 recorded, result = parsed
                 self._record.ledger.use(key_used, q, recorded)
                 return result
-            self._invalid(key_used, "not a valid elicitation result for this schema")
+            self._invalid(key_used, parsed)
             key = key_used
         raise AssertionError("unreachable: the second ask suspends")  # pragma: no cover
 
@@ -387,8 +411,8 @@ class ToolContext:
         for _ in range(2):
             key_used, q, answer = await self._ask(method, params, key)
             parsed = parse_typed_answer(answer, model)
-            if parsed is None:
-                self._invalid(key_used, f"not a valid {method} result")
+            if isinstance(parsed, str):
+                self._invalid(key_used, f"not a valid {method} result: {parsed}")
                 key = key_used
                 continue
             recorded, result = parsed

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from fastapi_mrtr.engine.answers import malformed_reason
 from fastapi_mrtr.engine.call import CallRecord
 from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.engine.options import ServerOptions
@@ -32,6 +33,14 @@ from fastapi_mrtr.wire.protocol import JSONObject
 logger = logging.getLogger("fastapi_mrtr")
 
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
+# Why a state sealed by this app is not opened by this process, when it has no configured key: the
+# usual cause is several workers or replicas, each with its own ephemeral key (or a restart). Only
+# said when the key is ephemeral, which is no secret: every such server says it in its log at start.
+KEYS_DIFFER = (
+    "it was sealed with a key this server process does not have. This process has no configured key, so "
+    "each worker or replica (and each restart) seals with its own; set the same secret on all of them with "
+    "the MRTR_STATE_KEY environment variable or ServerOptions(request_state_key=...)"
+)
 
 
 def invalid_state() -> ServerError:
@@ -101,8 +110,11 @@ class FlowSealer:
         token = params.get("requestState")
         if token is None:
             accept = self.options.input_required_config.accept_unsolicited_answers
+            if accept:  # which keys are elicitations is not known yet: every kind of result is an object
+                refuse_malformed({"asked": dict.fromkeys(responses, "")}, responses)
             return ReplayLedger.first_round(responses, accept), None, NO_HOLD
         claims = await self._verify(token, binding(), headers)
+        refuse_malformed(claims.data, responses)
         hold = await self._claim(claims) if self.options.replay_store is not None else NO_HOLD
         return ReplayLedger.from_sealed(claims.data, responses), claims, hold
 
@@ -115,6 +127,13 @@ class FlowSealer:
                 if inspect.isawaitable(outcome):
                     await outcome
         except InvalidRequestStateError as exc:
+            if exc.reason == "unknown_key" and self.keys.is_ephemeral:
+                logger.warning(
+                    "requestState refused for %s %r: %s. %s", binding.method, binding.target, exc.reason, KEYS_DIFFER
+                )
+                raise ServerError(
+                    INVALID_PARAMS, f"{INVALID_STATE_MESSAGE}: {KEYS_DIFFER}", {"reason": "invalid_request_state"}
+                ) from None
             logger.warning("requestState refused for %s %r: %s", binding.method, binding.target, exc.reason)
             raise invalid_state() from None
         return claims
@@ -183,6 +202,29 @@ class FlowSealer:
             {"reason": "request_state_too_large"},
             http_status=500,
         )
+
+
+def refuse_malformed(data: JSONObject, responses: JSONObject) -> None:
+    """Refuse (-32602) an answer to a question of the last round that is no result at all.
+
+    Checked before the handler runs (and before a single-use state is claimed, so the client can
+    resend the same state with a well-formed answer). Asking again would bring the same message
+    back until ``max_rounds``; the spec's "ask again" is for an answer that is missing.
+    """
+    asked = data.get("asked") or {}
+    elicitations = set(data.get("el") or ())
+    for key, response in responses.items():
+        if key not in asked:
+            continue  # unknown keys are ignored (spec-notes 1.6)
+        why = malformed_reason(response, elicitation=key in elicitations)
+        if why is not None:
+            logger.warning("inputResponses[%r] refused as malformed: %s", key, why)
+            raise ServerError(
+                INVALID_PARAMS,
+                f"Invalid inputResponses[{key!r}]: {why}",
+                {"reason": "malformed_input_response", "key": key},
+                correctable=True,
+            )
 
 
 def _fits(mint: Callable[[JSONObject], str], data: JSONObject) -> bool:

@@ -5,6 +5,7 @@ A handler is re-run from the top on every round. Each ask has a key and a digest
 was never shown nor reuse an answer for a question that has changed. The sealed state carries:
 
 ``asked``  key -> q for the questions of the round just sent (only these may be answered next);
+``el``     the keys of those that are elicitations (their answers must carry an ``action``);
 ``ans``    key -> {"q", "r"}: answers recorded in earlier rounds and reached again by the handler;
 ``once``   step -> small JSON result of ``ctx.once(step, fn)``;
 ``s``      the handler's own plaintext state (manual mode).
@@ -18,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE
 from fastapi_mrtr.wire.protocol import JSONObject
 
 # Built once: json.dumps would construct an encoder on every call (every ask of every round).
@@ -60,6 +62,7 @@ class ReplayLedger:
     used: dict[str, JSONObject] = field(default_factory=dict)
     once_used: dict[str, Any] = field(default_factory=dict)
     pending: list[Ask] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # key -> why its answer was refused this run
     auto_keys: int = 0
 
     @classmethod
@@ -115,6 +118,9 @@ class ReplayLedger:
 
     def next_state(self, handler_state: str | None = None) -> JSONObject:
         data: JSONObject = {"asked": {a.key: a.q for a in self.pending}}
+        forms = [a.key for a in self.pending if a.method == ELICITATION_CREATE]
+        if forms:  # their answers must carry an action: checked before the next run (see answers)
+            data["el"] = forms
         if self.used:
             data["ans"] = self.used
         if self.once_used:

@@ -7,14 +7,17 @@ the same question digests the same on every round and every replica.
 
 from __future__ import annotations
 
-import enum
 import functools
-from typing import Any, Literal, get_origin
+from typing import Any
 
 from fastapi_mrtr.engine.elicitation_schema import requested_schema_for, requested_schema_json
 from fastapi_mrtr.engine.ledger import canonical_json, digest_of_canonical, question_digest
 from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE, ElicitRequestParams, InputRequest
 from fastapi_mrtr.wire.protocol import JSONObject, dump
+
+# On a question asked again because its answer was refused: {"reason": text the person may see}.
+# It is added after the question's digest is taken, so it never changes which answer fits.
+REFUSED_ANSWER_META = "fastapi-mrtr/refused-answer"
 
 
 def request_digest(request: InputRequest) -> str:
@@ -45,12 +48,6 @@ def _assembled_form_digest(message: str, schema: Any) -> str:
         f'{{"method":"{ELICITATION_CREATE}","params":{{"message":{canonical_json(message)},'
         f'"mode":"form","requestedSchema":{requested_schema_json(schema)}}}}}'
     )
-
-
-def is_shorthand(schema: Any) -> bool:
-    if isinstance(schema, type):  # a model, most often: get_origin is the slower test
-        return schema in (bool, str, int, float) or issubclass(schema, enum.Enum)
-    return get_origin(schema) is Literal
 
 
 def elicit_wire(message: str | ElicitRequestParams, schema: Any) -> JSONObject:

@@ -96,7 +96,11 @@ class _Key:
         if not isinstance(raw, bytes):
             raise TypeError("request_state_key must be bytes or str")
         if len(raw) < _MIN_SECRET_BYTES:
-            raise ValueError(f"request_state_key must be at least {_MIN_SECRET_BYTES} bytes")
+            raise ValueError(
+                f"request_state_key must be at least {_MIN_SECRET_BYTES} bytes, got {len(raw)} (set by "
+                "ServerOptions(request_state_key=...) or the MRTR_STATE_KEY environment variable); make one with "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
         k_enc = _derive(raw, b"enc")
         kid = hashlib.sha256(b"kid:" + k_enc).digest()[:_KID_LEN]
         return cls(kid=kid, aead=AESGCM(k_enc), k_bind=_derive(raw, b"bind"))

@@ -97,12 +97,21 @@ class RequestValidator:
     def check_peer(self, scope: Scope, headers: dict[str, str]) -> None:
         """Refuse a request from a page on another origin, or sent to a Host this server is not."""
         options = self.options
-        if not origin_allowed(headers.get("origin"), options.allowed_origins):
-            raise RequestRejectedError(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        origin = headers.get("origin")
+        if not origin_allowed(origin, options.allowed_origins):
+            raise RequestRejectedError(
+                403,
+                INVALID_REQUEST,
+                f"Forbidden: Origin {_shown(origin)} not allowed; to serve pages from it, add it to "
+                "ServerOptions(allowed_origins=[...])",
+            )
         host = headers.get("host")
         if not host_allowed(host, options.allowed_hosts) and not in_process_test_client(scope, host):
             raise RequestRejectedError(
-                421, INVALID_REQUEST, "Misdirected request: Host not allowed (see allowed_hosts)"
+                421,
+                INVALID_REQUEST,
+                f"Misdirected request: Host {_shown(host)} not allowed; if this server is reached by that name, "
+                "add it to ServerOptions(allowed_hosts=[...])",
             )
 
     async def read_message(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> Any:
@@ -256,3 +265,10 @@ def _accepts_json(accept: str | None) -> bool:
 
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _shown(value: str | None, limit: int = 100) -> str:
+    """A header value as a message may quote it: repr (no control characters), cut to ``limit``."""
+    if value is None:
+        return "(none)"
+    return repr(value if len(value) <= limit else value[:limit] + "...")

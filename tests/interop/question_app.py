@@ -27,7 +27,7 @@ class Profile(BaseModel):
     nickname: str | None = Field(default=None, title="Nickname")
     birthday: datetime.date = Field(title="Birthday")
     age: int = Field(ge=0, le=150, title="Age")
-    height_m: float = Field(default=1.7, gt=0, title="Height (m)")
+    height_m: float = Field(default=1.7, ge=0.1, title="Height (m)")  # gt on a float: no form can carry it
     subscribe: bool = Field(default=False, title="Subscribe")
     colour: Literal["red", "green"] = Field(default="green", title="Colour")
     size: Size = Field(default=Size.small, title="Size")

@@ -120,24 +120,53 @@ async def test_decline_and_cancel_are_answers_not_missing(action: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad_answer",
+    ("bad_answer", "reason"),
     [
-        pytest.param(12345, id="not-an-object"),
-        pytest.param({"action": "maybe"}, id="unknown-action"),
-        pytest.param({"action": "accept", "content": {"name": 5}}, id="wrong-type"),
-        pytest.param({"action": "accept"}, id="no-content"),
+        pytest.param(
+            {"action": "accept", "content": {"name": 5}}, "name: Input should be a valid string", id="wrong-type"
+        ),
+        pytest.param({"action": "accept"}, "the answer was accepted without content", id="no-content"),
     ],
 )
-async def test_an_invalid_answer_is_asked_again(bad_answer: Any) -> None:
+async def test_an_answer_that_does_not_fit_is_asked_again_with_the_reason(bad_answer: Any, reason: str) -> None:
     h = Harness()
     two_questions(h)
     _, body = await h.call("greet")
     state = result_of(body)["requestState"]
+    first = result_of(body)["inputRequests"]["name"]
     _, body = await h.call("greet", state=state, answers={"name": bad_answer})
     again = result_of(body)
     assert again["resultType"] == "input_required"
     assert list(again["inputRequests"]) == ["name"]
+    params = again["inputRequests"]["name"]["params"]
+    assert params["_meta"] == {"fastapi-mrtr/refused-answer": {"reason": reason}}
+    assert {k: v for k, v in params.items() if k != "_meta"} == first["params"]  # the same question
     _, body = await h.call("greet", state=again["requestState"], answers={"name": accept({"name": "Bo"})})
+    assert list(result_of(body)["inputRequests"]) == ["color"]
+
+
+@pytest.mark.parametrize(
+    ("bad_answer", "why"),
+    [
+        pytest.param(12345, "it is a number, not an object", id="not-an-object"),
+        pytest.param(None, "it is null, not an object", id="null"),
+        pytest.param({"content": {"name": "Bo"}}, "it has no action", id="no-action"),
+        pytest.param({"action": "maybe"}, "its action 'maybe' is not accept", id="unknown-action"),
+        pytest.param({"action": "accept", "content": "Bo"}, "its content is a string", id="content-not-object"),
+    ],
+)
+async def test_a_malformed_answer_is_refused_with_invalid_params(bad_answer: Any, why: str) -> None:
+    """No result at all is a malformed message: -32602 naming the key, and the state still works."""
+    h = Harness()
+    two_questions(h)
+    _, body = await h.call("greet")
+    state = result_of(body)["requestState"]
+    status, body = await h.call("greet", state=state, answers={"name": bad_answer})
+    assert status == 400
+    assert body["error"]["code"] == -32602
+    assert "inputResponses['name']" in body["error"]["message"] and why in body["error"]["message"]
+    assert body["error"]["data"] == {"reason": "malformed_input_response", "key": "name"}
+    _, body = await h.call("greet", state=state, answers={"name": accept({"name": "Bo"})})
     assert list(result_of(body)["inputRequests"]) == ["color"]
 
 

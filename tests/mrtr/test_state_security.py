@@ -258,7 +258,14 @@ async def test_no_key_means_an_ephemeral_one_with_a_warning(caplog: pytest.LogCa
     monkeypatch.undo()
     assert "ephemeral" in caplog.text and "multi-replica" in caplog.text
     state = await first.first_state()
-    await assert_refused(second, state=state)
+    # Refused, with the hint that processes without a configured key each seal with their own.
+    runs = second.runs
+    status, body = await second.call("ask", state=state)
+    assert status == 400 and body["error"]["code"] == INVALID["code"] and body["error"]["data"] == INVALID["data"]
+    assert (
+        body["error"]["message"].startswith(INVALID["message"] + ": ") and "MRTR_STATE_KEY" in body["error"]["message"]
+    )
+    assert second.runs == runs, "the handler must not run for a refused state"
 
 
 async def test_single_use_store_refuses_a_replayed_state() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import Any
 
 from starlette.types import Send
@@ -21,13 +22,15 @@ from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.replies import refuse, relay_down, rpc_message
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
-from fastapi_mrtr.wire.errors import INTERNAL_ERROR
+from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import JSONObject
 
 RESTART_GRACE_SECONDS = 15.0  # after a Redis restart, waits may be missing until their replicas write them back
 RESTART_CLAIMS = 10  # claims tried, RESTART_CLAIM_PAUSE apart, for an answer whose wait is missing then
 RESTART_CLAIM_PAUSE = 0.3
+
+logger = logging.getLogger("fastapi_mrtr")
 
 
 class ClientAnswers:
@@ -42,7 +45,17 @@ class ClientAnswers:
         answer_id = message.get("id")
         result, error = message.get("result"), message.get("error")
         if (result is None) == (error is None) or not isinstance(result if error is None else error, dict):
-            await refuse(send, 400, None, "Invalid request: a response needs a result object or an error object")
+            why = "a response needs a result object or an error object"
+            logger.warning("malformed response %r from a 2025-era client: %s", answer_id, why)
+            # A call waits for this id: end it now with the reason, rather than after round_timeout.
+            ended = isinstance(answer_id, str) and self.deliver(
+                info.key,
+                answer_id,
+                {"id": answer_id, "error": {"code": INVALID_PARAMS, "message": f"malformed response: {why}"}},
+            )
+            await refuse(
+                send, 400, None, f"Invalid request: {why}" + ("; the call waiting for it was ended" if ended else "")
+            )
             return
         asker = LiveSessions.replica_of(answer_id)
         if asker is None or not isinstance(answer_id, str):

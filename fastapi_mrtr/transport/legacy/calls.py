@@ -20,7 +20,7 @@ from fastapi_mrtr.transport.legacy.events import EventLog
 from fastapi_mrtr.transport.legacy.replies import rpc_message
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
-from fastapi_mrtr.transport.legacy.shapes import legacy_error, legacy_result
+from fastapi_mrtr.transport.legacy.shapes import legacy_error, legacy_result, operation
 from fastapi_mrtr.transport.legacy.shim import ClientAnswerError, ShimStoppedError
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, McpError
@@ -113,9 +113,9 @@ async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = F
     except ShimStoppedError as exc:
         if tool_errors:  # a tool call the shim had to end is the tool's failure, told to the model
             return rpc_message(rpc.id, result={"content": [{"type": "text", "text": exc.message}], "isError": True})
-        return rpc_message(rpc.id, error=legacy_error(exc))
+        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
     except McpError as exc:
-        return rpc_message(rpc.id, error=legacy_error(exc))
+        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
     except Exception:
         logger.exception("unexpected error while handling %s", rpc.method)
         return rpc_message(rpc.id, error={"code": INTERNAL_ERROR, "message": "Internal error"})

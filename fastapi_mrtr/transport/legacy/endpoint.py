@@ -43,7 +43,7 @@ from fastapi_mrtr.transport.legacy.replies import (
 from fastapi_mrtr.transport.legacy.resume import SessionStreams
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
-from fastapi_mrtr.transport.legacy.shapes import legacy_error
+from fastapi_mrtr.transport.legacy.shapes import legacy_error, operation
 from fastapi_mrtr.transport.legacy.shim import LegacyShim
 from fastapi_mrtr.transport.legacy.streams import CallAnswer
 from fastapi_mrtr.wire.errors import (
@@ -228,7 +228,7 @@ class LegacyEndpoint:
             try:
                 message = rpc_message(request_id, result=await builtin(session.info, params))
             except McpError as exc:
-                message = rpc_message(request_id, error=legacy_error(exc))
+                message = rpc_message(request_id, error=legacy_error(exc, operation(method, params)))
             except Exception as exc:  # Redis
                 await relay_down(send, request_id, exc)
                 return

@@ -4,9 +4,12 @@ The spec lets one endpoint serve both (versioning, "dual-era servers"): a reques
 per-request ``_meta`` is served statelessly, whatever else it carries (an ``Mcp-Session-Id`` on it
 is ignored, as a modern server must). Otherwise a request that names an ``Mcp-Session-Id``
 belongs to that session. An ``initialize`` opens a session unless it carries modern ``_meta`` or
-a 2026 ``MCP-Protocol-Version`` header: that one is modern traffic naming a removed method, and
-gets 404 / -32601 as the conformance suite expects. Everything else is modern, so a client that
-forgot its ``_meta`` still gets the modern error naming what to send.
+a ``MCP-Protocol-Version`` header naming a version after 2025-11-25; either way it is modern
+traffic, and the modern validation order decides (spec-notes 3.4, the conformance fixture's
+order: ``_meta`` is checked before dispatch). With ``_meta`` it names a removed method: 404 /
+-32601, as the conformance suite expects. With the header but no ``_meta`` it is a modern request
+missing its ``_meta``: 400 / -32602 naming what to send. Everything else is modern too, so a
+client that forgot its ``_meta`` gets the modern error naming what to send.
 """
 
 from __future__ import annotations

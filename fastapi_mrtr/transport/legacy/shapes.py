@@ -35,26 +35,38 @@ def legacy_result(result: JSONObject) -> JSONObject:
     return shaped
 
 
-def legacy_error(exc: McpError) -> JSONObject:
-    """The JSON-RPC ``error`` member a 2025-era session gets for ``exc``."""
+def legacy_error(exc: McpError, operation: str | None = None) -> JSONObject:
+    """The JSON-RPC ``error`` member a 2025-era session gets for ``exc`` (``operation``: see :func:`operation`)."""
     if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
-        return missing_capability_error(exc.data)
+        return missing_capability_error(exc.data, operation)
     error = exc.to_error()
     if exc.legacy_code is not None:
         error["code"] = exc.legacy_code
     return error
 
 
-def missing_capability_error(data: Any) -> JSONObject:
-    """The 2025 era had no -32021: say which capability ``initialize`` should have declared."""
+def operation(method: str, params: Any) -> str:
+    """What a request asks, for messages: ``tools/call of tool 'book'``, ``prompts/get of prompt 'x'``."""
+    params = params if isinstance(params, dict) else {}
+    if method == "tools/call" and isinstance(params.get("name"), str):
+        return f"{method} of tool {params['name']!r}"
+    if method == "prompts/get" and isinstance(params.get("name"), str):
+        return f"{method} of prompt {params['name']!r}"
+    if method == "resources/read" and isinstance(params.get("uri"), str):
+        return f"{method} of resource {params['uri']!r}"
+    return method
+
+
+def missing_capability_error(data: Any, operation: str | None = None) -> JSONObject:
+    """The 2025 era had no -32021: say which capability ``initialize`` should have declared, and for what."""
     required = data.get("requiredCapabilities") if isinstance(data, dict) else None
     names = ", ".join(sorted(required)) if isinstance(required, dict) and required else "a capability"
     if isinstance(required, dict) and isinstance(required.get("elicitation"), dict) and required["elicitation"]:
         modes = ", ".join(f"elicitation.{mode}" for mode in sorted(required["elicitation"]))
         names = names.replace("elicitation", modes)
     message = (
-        f"Missing required client capability: {names}. This tool needs it; declare it in the "
-        "capabilities of initialize."
+        f"Missing required client capability: {names}. {operation or 'This request'} needs it; declare it "
+        "in the capabilities of initialize."
     )
     return {"code": INVALID_PARAMS, "message": message, "data": data}
 
