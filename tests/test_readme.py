@@ -80,3 +80,44 @@ async def test_retrying_the_readme_examples_last_round_places_one_order() -> Non
             results = await asyncio.gather(*(round_(3 + i, last) for i in range(10)))
     assert {result["structuredContent"]["order_id"] for result in results} == {1}
     assert len(shop.orders) == 1
+
+
+# --- the two commands for a fresh machine ---------------------------------------------------------
+
+FRESH = "fresh machine:"
+CI_RUN = README.parent / ".ci" / "run"
+
+
+def fresh_machine_commands() -> list[str]:
+    """The README's copy-paste commands for a fresh machine (their blocks say so in a marker)."""
+    text = README.read_text()
+    found = re.findall(r"<!-- snippet not-run: " + FRESH + r"[^>]*-->\n```sh\n(.*?)```", text, re.DOTALL)
+    return [block.strip() for block in found]
+
+
+def test_exactly_two_commands_for_a_fresh_machine() -> None:
+    install_and_run, test_everything = fresh_machine_commands()  # exactly two
+    # One line to paste: a venv (Debian's system Python refuses a bare pip install), the package
+    # in it, then the example app, in that order and each only if the one before worked.
+    steps = [step.strip() for step in install_and_run.split("&&")]
+    assert "\n" not in install_and_run and len(steps) == 4, install_and_run
+    assert re.fullmatch(r"python3? -m venv (\S+)", steps[0]) is not None
+    venv = steps[0].split()[-1]
+    assert steps[1] == f". {venv}/bin/activate"
+    assert steps[2] == "python -m pip install -e ."
+    assert steps[3] == "uvicorn example_app.main:app"
+    # The other runs everything, and CI runs exactly it.
+    assert test_everything == "bash scripts/test.sh"
+    assert re.search(r"^bash scripts/test\.sh\b", CI_RUN.read_text(), re.MULTILINE) is not None
+
+
+def test_the_tour_comes_before_the_test_suite() -> None:
+    text = README.read_text()
+    start = text.index("uvicorn example_app.main:app")
+    talk = text.index("python -m fastapi_mrtr.client http://127.0.0.1:8000/mcp place_order")
+    playground = text.index("http://127.0.0.1:8000/mcp/playground")
+    first_tool = text.index("](docs/first-tool.md)")
+    tests = text.index("```sh\nbash scripts/test.sh")
+    assert start < talk < playground < first_tool < tests
+    # The second shell is told to enter the same environment before it talks to the server.
+    assert ". .venv/bin/activate" in text[start:talk]

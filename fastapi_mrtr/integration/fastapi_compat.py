@@ -185,6 +185,14 @@ def declared_route(route: Any) -> Any:
     return getattr(route, "original_route", route)
 
 
+def documented_routes(route: Any) -> list[Any]:
+    """Where ``/docs`` reads a route's ``responses`` and ``openapi_extra``: the declared route, and
+    for an included route of newer FastAPI also the copy made at include time (which it reads)."""
+    declared = declared_route(route)
+    copy = getattr(route, "_effective_route", route)
+    return list({id(r): r for r in (declared, copy)}.values())
+
+
 def needs_its_own_request(route: Any) -> bool:
     """Whether the route does request work beyond parameters, body and JSON (newer FastAPI only).
 

@@ -5,6 +5,7 @@ A REST caller gets ``428 Precondition Required`` with the same body an MCP clien
 the same request with two headers: ``MRTR-Request-State`` (the state, verbatim) and
 ``MRTR-Input-Responses`` (a JSON object of key -> bare result). The state is bound to the HTTP
 method, the path, the query and a digest of the body, and to the caller's Authorization.
+``document_rest_answers`` says all of this in the OpenAPI of each tool route that takes ``ctx``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import hashlib
 from typing import Any
 
 from fastapi import HTTPException, Request
+from fastapi.routing import APIRoute
 from starlette.types import Scope
 
 from fastapi_mrtr.engine.call import CallRecord
 from fastapi_mrtr.engine.flow import FlowSealer
 from fastapi_mrtr.engine.rounds import pending_requests
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.state.replay_store import StateHold
 from fastapi_mrtr.wire.errors import ServerError
 from fastapi_mrtr.wire.json_codec import decode
@@ -112,3 +115,71 @@ def input_required_body(record: CallRecord) -> tuple[int, JSONObject]:
     except ServerError as exc:
         return exc.http_status, {"detail": exc.to_error()}
     return 428, {"resultType": "input_required", "inputRequests": pending_requests(record), "requestState": token}
+
+
+# --- what /docs shows a REST caller -------------------------------------------------------------
+
+_INPUT_REQUEST: JSONObject = {
+    "type": "object",
+    "required": ["method", "params"],
+    "properties": {
+        "method": {"type": "string", "enum": ["elicitation/create", "sampling/createMessage", "roots/list"]},
+        "params": {"type": "object", "description": "As in the MCP request of that method."},
+    },
+}
+INPUT_REQUIRED_SCHEMA: JSONObject = {
+    "title": "InputRequired",
+    "type": "object",
+    "required": ["resultType", "inputRequests", "requestState"],
+    "properties": {
+        "resultType": {"type": "string", "const": "input_required"},
+        "inputRequests": {
+            "type": "object",
+            "description": "The questions, by key: answer each in MRTR-Input-Responses under its key.",
+            "additionalProperties": _INPUT_REQUEST,
+        },
+        "requestState": {"type": "string", "description": "Send it back verbatim in MRTR-Request-State."},
+    },
+}
+REST_HEADERS: list[JSONObject] = [
+    {
+        "name": "MRTR-Request-State",
+        "in": "header",
+        "required": False,
+        "description": "On a retry after a 428: its requestState, verbatim. Bound to this method, path, "
+        "query, body and Authorization; a bad or expired one gets 400.",
+        "schema": {"type": "string"},
+    },
+    {
+        "name": "MRTR-Input-Responses",
+        "in": "header",
+        "required": False,
+        "description": 'On a retry after a 428: a JSON object of key -> result, e.g. {"confirm": {"action": '
+        '"accept", "content": {"value": true}}}. Not JSON or not an object gets 400.',
+        "schema": {"type": "string"},
+    },
+]
+_428: dict[str, Any] = {
+    "description": "Precondition Required: the route asks for input. Repeat the same request (same method, "
+    "path, query, body and Authorization) with the MRTR-Request-State and MRTR-Input-Responses headers.",
+    "content": {"application/json": {"schema": INPUT_REQUIRED_SCHEMA}},
+}
+
+
+def document_rest_answers(route: APIRoute) -> None:
+    """Add the 428 answer and the two ``MRTR-*`` request headers to ``route``'s OpenAPI operation.
+
+    Documentation only: FastAPI reads ``responses`` and ``openapi_extra`` when it builds the
+    schema and for nothing else. Idempotent, so a route built again is not documented twice.
+    An included route of newer FastAPI is a view of a copy FastAPI made of the declared route when
+    the router was included, and ``/docs`` reads the copy: both are documented.
+    """
+    for target in compat.documented_routes(route):
+        target.responses.setdefault(428, _428)
+        extra = target.openapi_extra
+        if extra is None:
+            extra = {}
+            object.__setattr__(target, "openapi_extra", extra)  # the copy may be a frozen dataclass
+        parameters: list[Any] = extra.setdefault("parameters", [])
+        named = {str(p.get("name", "")).lower() for p in parameters if isinstance(p, dict)}
+        parameters.extend(dict(h) for h in REST_HEADERS if str(h["name"]).lower() not in named)

@@ -18,9 +18,11 @@ from typing import Any
 from fastapi.routing import APIRoute
 
 from fastapi_mrtr.integration.call_plan import CallPlan, build_call_plan
+from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.input_schema import build_input_schema, checked_input_schema
 from fastapi_mrtr.integration.output_schema import OutputShape, build_output_schema, returns_call_tool_result
 from fastapi_mrtr.integration.param_headers import ParamHeader, param_headers
+from fastapi_mrtr.integration.rest import document_rest_answers
 from fastapi_mrtr.wire.protocol import JSONObject, ToolAnnotations, dump
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -100,6 +102,8 @@ def build_tool(spec: ToolSpec, route: APIRoute) -> ToolDefinition:
     hints = dump(annotations)
     if hints:
         wire["annotations"] = hints
+    if _takes_context(route):  # a REST call of it may be answered 428: /docs says how to go on
+        document_rest_answers(route)
     return ToolDefinition(
         spec=spec,
         route=route,
@@ -117,3 +121,14 @@ def _route_method(route: APIRoute) -> str:
     methods = sorted(declared - {"HEAD", "OPTIONS"}) or sorted(declared)
     # A route for several methods is exposed with the most conservative one, GET first.
     return "GET" if "GET" in methods else methods[0]
+
+
+def _takes_context(route: APIRoute) -> bool:
+    """Whether ``ctx: Context`` is among the route's dependencies, at any depth."""
+    stack = [route.dependant]
+    while stack:
+        dependant = stack.pop()
+        if dependant.call is get_context:
+            return True
+        stack.extend(dependant.dependencies)
+    return False

@@ -15,6 +15,7 @@
   const MAX_ROUNDS = 20; // a client sets its own cap; the official SDKs stop at 10 retries
   const NAMED = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
   const M = "io.modelcontextprotocol/";
+  const REFUSED = "fastapi-mrtr/refused-answer"; // _meta of a question asked again: why its answer was refused
 
   let authorization = "";
   let nextId = 1;
@@ -489,13 +490,16 @@
     const timeline = h("ol", { class: "timeline", "aria-label": "Rounds" });
     const asks = h("div", { class: "asks" });
     const result = h("div", { class: "result-holder" });
-    root.replaceChildren(h("div", { class: "card" }, h("h2", {}, titleText), h("div", { class: "progress" }, progress, " ", progressText), logs), asks, result, h("h3", {}, "Timeline"), timeline);
-    return { progress, progressText, logs, timeline, asks, result };
+    // Progress and log messages get a card only once one arrives: an empty card says nothing.
+    const activity = h("div", { class: "card activity", hidden: true }, h("div", { class: "progress" }, progress, " ", progressText), logs);
+    root.replaceChildren(h("h2", { class: "conversation-title" }, titleText), activity, asks, result, h("h3", {}, "Timeline"), timeline);
+    return { progress, progressText, logs, timeline, asks, result, activity };
   }
 
   function onNotify(view) {
     return (msg) => {
       const p = isObject(msg.params) ? msg.params : {};
+      view.activity.hidden = false;
       if (msg.method === "notifications/progress") {
         view.progress.hidden = false;
         if (typeof p.total === "number" && p.total > 0) {
@@ -552,6 +556,7 @@
     const level = $("log-level") ? $("log-level").value : "";
     let inputResponses;
     let requestState;
+    let asked = {}; // the previous round's input requests, to see a question asked again
     for (let round = 1; ; round++) {
       const retry = { ...params };
       if (inputResponses) retry.inputResponses = inputResponses;
@@ -571,10 +576,34 @@
       if (round >= MAX_ROUNDS) return showError(view, `Stopped after ${MAX_ROUNDS} rounds`);
       requestState = typeof result.requestState === "string" ? result.requestState : undefined;
       const requests = isObject(result.inputRequests) ? result.inputRequests : {};
-      inputResponses = Object.keys(requests).length ? await answerAll(view, requests, round) : undefined;
+      const refused = refusals(requests, asked, inputResponses);
+      asked = requests;
+      inputResponses = Object.keys(requests).length ? await answerAll(view, requests, round, refused) : undefined;
       if (token !== conversationToken) return;
       if (inputResponses === null) return showError(view, "Flow stopped: no retry sent");
     }
+  }
+
+  // The answers the server refused, by key: {reason, content} where reason may be absent. A refused
+  // answer makes the server ask the same key again: with _meta["fastapi-mrtr/refused-answer"]
+  // saying why, or (a server that does not say) with the very same request as before.
+  function refusals(requests, previous, responses) {
+    const out = {};
+    const bare = (request) => {
+      if (!isObject(request) || !isObject(request.params)) return JSON.stringify(request);
+      const { _meta, ...params } = request.params;
+      return JSON.stringify({ ...request, params });
+    };
+    for (const [key, request] of Object.entries(requests)) {
+      if (!responses || !(key in responses)) continue; // not answered last round: a first ask
+      const p = isObject(request) && isObject(request.params) ? request.params : {};
+      const note = isObject(p._meta) ? p._meta[REFUSED] : undefined;
+      const response = responses[key];
+      const content = isObject(response) && isObject(response.content) ? response.content : undefined;
+      if (isObject(note)) out[key] = { reason: typeof note.reason === "string" ? note.reason : "", content };
+      else if (key in previous && bare(previous[key]) === bare(request)) out[key] = { reason: "", content };
+    }
+    return out;
   }
 
   function showError(view, text, data) {
@@ -582,7 +611,7 @@
   }
 
   // One card per input request; resolves with {key: response} once every card is answered.
-  function answerAll(view, requests, round) {
+  function answerAll(view, requests, round, refused = {}) {
     return new Promise((resolve) => {
       const answers = {};
       const keys = Object.keys(requests);
@@ -598,7 +627,7 @@
           resolve(answers);
         }
       };
-      for (const key of keys) box.append(askCard(key, requests[key], done));
+      for (const key of keys) box.append(askCard(key, requests[key], done, refused[key]));
       box.append(h("div", { class: "actions" }, stop));
       view.asks.replaceChildren(box);
       const first = box.querySelector("input, select, textarea, button");
@@ -606,10 +635,14 @@
     });
   }
 
-  function askCard(key, request, done) {
+  function askCard(key, request, done, refused) {
     const req = isObject(request) ? request : {};
     const p = isObject(req.params) ? req.params : {};
     const card = h("section", { class: "ask", "data-key": key, "aria-label": `Question ${key}` }, h("p", { class: "muted" }, `${key}: ${req.method}`));
+    if (refused) {
+      const text = `your answer was not accepted${refused.reason ? `: ${refused.reason}` : ""}`;
+      put(card, h("p", { class: "error refused", role: "alert" }, text));
+    }
     const finish = (response) => done(key, card, response);
     if (req.method === "elicitation/create" && p.mode === "url") {
       const href = safeHttpUrl(p.url);
@@ -621,7 +654,8 @@
           h("button", { type: "button", onclick: () => finish({ action: "decline" }) }, "Decline"),
           h("button", { type: "button", onclick: () => finish({ action: "cancel" }) }, "Cancel")));
     } else if (req.method === "elicitation/create") {
-      const form = schemaForm(p.requestedSchema, { allowRaw: false });
+      // A refused answer comes back as it was typed, to be corrected rather than typed again.
+      const form = schemaForm(p.requestedSchema, { allowRaw: false, values: refused ? refused.content : undefined });
       put(card, h("p", { class: "message" }, String(p.message ?? "")), form.el,
         h("div", { class: "actions" },
           h("button", { type: "button", class: "primary", onclick: () => { const content = form.read(); if (content !== undefined) finish({ action: "accept", content }); } }, "Accept"),
