@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.flow import FlowSealer, key_ring
 from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.engine.static_questions import check_static_questions
 from fastapi_mrtr.features.completions import CompletionRegistry
 from fastapi_mrtr.features.prompts import PromptMethods, PromptRegistry
 from fastapi_mrtr.features.resources import ResourceMethods, ResourceRegistry
@@ -140,6 +141,7 @@ class MCP:
             annotations = ToolAnnotations.model_validate(dict(annotations))
 
         def register(endpoint: F) -> F:
+            check_static_questions(endpoint)  # a form type no client can fill fails at import
             spec = ToolSpec(
                 endpoint=endpoint,
                 name=validate_tool_name(endpoint.__name__ if name is None else name),
@@ -165,6 +167,7 @@ class MCP:
         _refuse_bare_decorator("prompt", name)
 
         def register(fn: F) -> F:
+            check_static_questions(fn)
             self.prompts.add(fn, name, title, description)
             if "prompts/get" not in self._methods:
                 methods = PromptMethods(self.prompts, self.sealer, self.options)
@@ -193,6 +196,7 @@ class MCP:
         _refuse_bare_decorator("resource", uri)
 
         def register(fn: F) -> F:
+            check_static_questions(fn)
             self.resources.add(
                 fn,
                 uri,
