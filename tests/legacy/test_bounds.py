@@ -85,6 +85,7 @@ async def test_calls_waiting_with_their_stream_closed_still_count() -> None:
                 assert any(isinstance(e.data, dict) and e.data.get("method") == "elicitation/create" for e in seen)
             parked = await peer.request("tools/call", {"name": "confirm", "arguments": {}})
             assert parked.status_code == 429, parked.text
+            assert "legacy_max_streams_per_caller" in parked.json()["error"]["message"]  # says what to raise
             legacy = mcp._endpoint.legacy
             assert legacy is not None and legacy.live.open_streams == 2
             # The parked calls end at their round timeout (1 s here) and give their slots back.

@@ -56,10 +56,13 @@ async def session_not_found(send: Send, request_id: RequestId | None) -> None:
 async def streams_full(send: Send, request_id: RequestId | None, live: LiveSessions, caller: str) -> None:
     which = live.streams_full(caller) or "total"
     if which == "caller":
-        text = f"Too many requests: this caller holds {live.max_streams_per_caller} open streams"
+        text = (
+            f"Too many requests: this caller holds {live.max_streams_per_caller} open streams and calls "
+            "waiting for an answer (legacy_max_streams_per_caller)"
+        )
         status = 429
     else:
-        text = "Server busy: too many open MCP streams; try again later"
+        text = "Server busy: too many open MCP streams and waiting calls (legacy_max_streams); try again later"
         status = 503
     error = {"code": INTERNAL_ERROR, "message": text}
     await send_json(send, status, encode(rpc_message(request_id, error=error)), [(b"retry-after", b"5")])
