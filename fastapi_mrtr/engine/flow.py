@@ -200,7 +200,6 @@ class FlowSealer:
             INTERNAL_ERROR,
             "The state of this flow grew too large to send; keep ctx.once results small",
             {"reason": "request_state_too_large"},
-            http_status=500,
         )
 
 

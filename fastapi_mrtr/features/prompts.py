@@ -153,7 +153,7 @@ def prompt_result(spec: PromptSpec, value: Any) -> JSONObject:
             result = {"messages": [dump(_message(item)) for item in items]}
     except (TypeError, ValidationError) as exc:
         raise ServerError(
-            INTERNAL_ERROR, f"Prompt {spec.name!r} returned a value that is not a prompt: {exc}", http_status=500
+            INTERNAL_ERROR, f"Prompt {spec.name!r} returned a value that is not a prompt: {exc}"
         ) from None
     result["resultType"] = "complete"
     result.pop("_meta", None)

@@ -140,7 +140,7 @@ async def call_function(
         except Exception as exc:
             diverged = find_exception(exc, ReplayDivergedError)
             if diverged is not None:
-                raise ServerError(INTERNAL_ERROR, f"{what}: {diverged}", http_status=500) from None
+                raise ServerError(INTERNAL_ERROR, f"{what}: {diverged}") from None
             raise
     if record.wants_input or record.missing_capability is not None:
         return SUSPENDED

@@ -37,6 +37,7 @@ from fastapi_mrtr.wire.errors import (
     McpError,
     RequestRejectedError,
     ServerError,
+    http_status_of,
 )
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import (
@@ -46,9 +47,6 @@ from fastapi_mrtr.wire.protocol import (
 )
 
 logger = logging.getLogger("fastapi_mrtr")
-
-STATUS_OF_CODE = {METHOD_NOT_FOUND: 404, INTERNAL_ERROR: 500}
-
 
 Handler = Callable[[RpcRequest], Awaitable[JSONObject]]
 StreamHandler = Callable[[RpcRequest, Send], Awaitable[None]]
@@ -147,11 +145,11 @@ class RpcEndpoint:
             result = await handler(rpc)
         except McpError as exc:
             # A ServerError says its status; a bare McpError (e.g. a resource's) gets its code's.
-            status = exc.http_status if isinstance(exc, ServerError) else STATUS_OF_CODE.get(exc.code, 400)
+            status = exc.http_status if isinstance(exc, ServerError) else http_status_of(exc.code)
             return status, {"jsonrpc": "2.0", "id": rpc.id, "error": exc.to_error()}
         except Exception:
             logger.exception("unexpected error while handling %s", rpc.method)
-            error = ServerError(INTERNAL_ERROR, "Internal error", http_status=500)
+            error = ServerError(INTERNAL_ERROR, "Internal error")
             return 500, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
         meta = {**(result.get("_meta") or {}), META_SERVER_INFO: self.server_info}
         return 200, {"jsonrpc": "2.0", "id": rpc.id, "result": {**result, "_meta": meta}}

@@ -1,9 +1,13 @@
 """The JSON-RPC error codes and the exceptions of fastapi-mrtr, server and client, as one tree.
 
-Every exception of the package is below. Those marked ``(here)`` are defined in this module; the
-others name the module that defines them. A JSON-RPC error (code, message, data) is always an
-:class:`McpError`, whichever side raises it::
+Every exception of the package is below (``tests/test_error_tree.py`` checks it). Those marked
+``(here)`` are defined in this module; the others name the module that defines them. A JSON-RPC
+error (code, message, data) is always an :class:`McpError`, whichever side raises it, and the HTTP
+status it travels with follows from its code (:func:`http_status_of`)::
 
+    BaseException                               signals that suspend a handler; never errors
+    ├── SuspendSignal (engine.call)            an ask has no answer yet: the round ends here
+    └── MissingCapabilitySignal (engine.call)  the client did not declare what the ask needs
     Exception
     ├── McpError (here)                        a JSON-RPC error: code, message, data
     │   ├── ServerError (here)                 the server's refusal: adds the HTTP status it
@@ -14,12 +18,19 @@ others name the module that defines them. A JSON-RPC error (code, message, data)
     │   │                                       request id once it has been read
     │   ├── ResourceNotFoundError              raised by a resource function: -32602 + data.uri
     │   │   (features.resources)
+    │   ├── ShimStoppedError                   the legacy shim ended a call (no answer in time,
+    │   │   (transport.legacy.shim)             a refused question, out of rounds)
     │   └── McpServerError (client._errors)    the client received a JSON-RPC error; adds the
     │                                           http_status and request_id it came with
     ├── InvalidRequestStateError (state.sealing)    a requestState token that cannot be trusted
     ├── RequestStateTooLargeError (state.sealing, ValueError)
     ├── ReplayDivergedError (engine.context)   with strict_replay: a question changed on replay
     ├── ToolRouteRefusedError (integration.route_entry)
+    ├── ClientAnswerError (transport.legacy.shim)   a 2025-era client answered a server request
+    │                                               with an error
+    ├── InvalidAnswerError (client._forms, ValueError)  the terminal form's typed text does not fit
+    ├── SessionGoneError (client._legacy)      a 2025-era server forgot our session (404); the
+    │                                           client opens a new one, never raised out of it
     ├── BodyTooLargeError (here)               the request body outgrew max_body_bytes
     ├── ClientDisconnectedError (here)         the client left before its body was complete
     └── MrtrClientError (client._errors)       a client-side failure that is not a JSON-RPC
@@ -32,7 +43,11 @@ others name the module that defines them. A JSON-RPC error (code, message, data)
         ├── StatusCodeError
         ├── StreamClosedError
         ├── InvalidToolHeadersError (ValueError)
-        └── OAuthError (client.auth._errors) and its four kinds
+        └── OAuthError (client.auth._errors)
+            ├── OAuthDiscoveryError
+            ├── OAuthRegistrationError
+            ├── OAuthAuthorizationError
+            └── OAuthTokenError
 
 ``BodyTooLargeError`` and ``ClientDisconnectedError`` never leave the endpoint: it answers 413
 and 400 for them. Network failures on the client are httpx's own exceptions, unwrapped. No name
@@ -58,6 +73,16 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 LEGACY_SESSION_NOT_FOUND = -32001  # also a timed-out request, as the 2025-era SDKs use it
 LEGACY_RESOURCE_NOT_FOUND = -32002
 LEGACY_URL_ELICITATION_REQUIRED = -32042
+
+# The HTTP status a JSON-RPC error travels with, by its code: the one table for both eras. The
+# spec fixes 404 for -32601 and 400 for the request-shape codes (-32602, -32020, -32021,
+# -32022); an internal error is the server's fault, so 500. Anything else is the client's: 400.
+_HTTP_STATUS_OF_CODE = {METHOD_NOT_FOUND: 404, INTERNAL_ERROR: 500}
+
+
+def http_status_of(code: int) -> int:
+    """The HTTP status for a JSON-RPC error ``code`` (see the table above)."""
+    return _HTTP_STATUS_OF_CODE.get(code, 400)
 
 
 class McpError(Exception):
@@ -86,15 +111,18 @@ class McpError(Exception):
 class ServerError(McpError):
     """A JSON-RPC error the server answers, with the HTTP status it should travel with.
 
+    The status follows from the code (:func:`http_status_of`); pass ``http_status`` only for a
+    status the code does not say (503 for a store that is down, 413, 429).
+
     ``correctable``: the client can fix its request and send the same ``requestState`` again
     (a single-use state is then released, not used up).
     """
 
     def __init__(
-        self, code: int, message: str, data: Any = None, *, http_status: int = 400, correctable: bool = False
+        self, code: int, message: str, data: Any = None, *, http_status: int | None = None, correctable: bool = False
     ) -> None:
         super().__init__(code, message, data)
-        self.http_status = http_status
+        self.http_status = http_status_of(code) if http_status is None else http_status
         self.correctable = correctable
 
 

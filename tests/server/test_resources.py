@@ -243,3 +243,17 @@ def test_registration_errors() -> None:
         mcp.resource("x://one")(takes_nothing)
     with pytest.raises(ValueError, match="ttl_ms"):
         mcp.resource("x://two", ttl_ms=-1)(takes_nothing)
+
+
+async def test_a_resource_that_returns_no_json_is_an_internal_error_with_http_500() -> None:
+    # The server's own fault travels as -32603 with HTTP 500, as every internal error does (the
+    # status follows from the code in one table, wire.errors.http_status_of); it was HTTP 400.
+    app, mcp = make_server()
+
+    @mcp.resource("test://broken")
+    def broken() -> Any:
+        return {"when": object()}
+
+    async with connect(app) as client:
+        response = await client.post("resources/read", {"uri": "test://broken"}, request_id=7)
+    assert "not JSON-able" in rpc_error(response, 500, -32603, 7)["message"]
