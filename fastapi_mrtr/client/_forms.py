@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -193,20 +192,19 @@ class TerminalElicitor:
     def __init__(self, ask: Ask, say: Say) -> None:
         self._ask = ask
         self._say = say
-        # Handlers of one round run concurrently; a terminal can hold only one conversation.
-        self._lock = threading.Lock()
+        # Handlers of one round run concurrently: register this one as interactive
+        # (``set_elicitation_handler(..., interactive=True)``) so it takes turns with the others.
         self._legend_shown = False  # "*" is explained once, the first time a form uses it
 
     def __call__(self, params: ElicitRequestParams) -> ElicitResult[Any]:
-        with self._lock:
-            try:
-                self._say_if_asked_again(params)
-                if params.mode == "url":
-                    return self._url(params)
-                return self._form(params)
-            except EOFError:
-                self._say("(end of input: cancelled)")
-                return ElicitResult(action="cancel")
+        try:
+            self._say_if_asked_again(params)
+            if params.mode == "url":
+                return self._url(params)
+            return self._form(params)
+        except EOFError:
+            self._say("(end of input: cancelled)")
+            return ElicitResult(action="cancel")
 
     def _say_if_asked_again(self, params: ElicitRequestParams) -> None:
         """Say why the same question is back: the server did not accept the last answer."""

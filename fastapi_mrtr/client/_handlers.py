@@ -6,6 +6,9 @@ round timeout can still fire (the thread is abandoned, its answer dropped).
 
 While a handler runs, :func:`current_input_request` says which request it answers and whether
 the server asked that same question again after our last answer (it did not accept it).
+
+Handlers registered as interactive (they talk to a person) never run at the same time: they
+take turns in the order the server listed the requests (:mod:`fastapi_mrtr.client._turns`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
+from fastapi_mrtr.client._turns import TurnOrder
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
@@ -149,6 +153,14 @@ class InputHandlers:
         self.elicitation: ElicitationHandler | None = None
         self.sampling: SamplingHandler | None = None
         self.roots: RootsHandler | None = None
+        # The methods whose handler talks to a person: they take turns, one at a time, in the
+        # order the server listed the requests, across every round and call of this client.
+        self.interactive: set[str] = set()
+        self.turns = TurnOrder()
+
+    def take_turn(self, method: str) -> int | None:
+        """A ticket in the turn order when ``method``'s handler is interactive, else ``None``."""
+        return self.turns.take() if method in self.interactive else None
 
     def capabilities(self) -> JSONObject:
         """``clientCapabilities`` implied by the handlers (a fresh dict each time)."""
@@ -182,6 +194,12 @@ class InputHandlers:
             return lambda: _invoke(handler, sample)
         return lambda: _invoke(handler)
 
+    async def _in_turn(self, ticket: int | None, call: Callable[[], Awaitable[Any]]) -> Any:
+        if ticket is None:
+            return await call()
+        async with self.turns.turn(ticket):
+            return await call()
+
     async def answer(self, request: InputRequest) -> JSONObject:
         """Run the handler for one input request and return its bare result."""
         value = await self._prepare(request)()
@@ -193,6 +211,7 @@ class InputHandlers:
         *,
         round_number: int = 1,
         rejected: Mapping[str, JSONObject] | None = None,
+        tickets: Mapping[str, int | None] | None = None,
     ) -> dict[str, JSONObject]:
         """Answer every request of one round concurrently, keyed as the server keyed them.
 
@@ -200,24 +219,33 @@ class InputHandlers:
         nobody can fully answer prompts nobody. The first failure cancels the other handlers
         and is re-raised as is. ``rejected`` maps the keys the server asked again, unchanged,
         to the answers it did not accept; handlers read it through :func:`current_input_request`.
+        Interactive handlers take their turns in the listed order (``tickets`` when the caller
+        took them already, as a 2025-era stream does on arrival); every ticket is released here.
         """
         rejected = rejected or {}
         calls = {key: self._prepare(request) for key, request in requests.items()}
+        if tickets is None:
+            tickets = {key: self.take_turn(request.method) for key, request in requests.items()}
         answers: dict[str, JSONObject] = {}
         failures: list[BaseException] = []
 
-        async with anyio.create_task_group() as group:
+        try:
+            async with anyio.create_task_group() as group:
 
-            async def run(key: str, method: str, call: Callable[[], Awaitable[Any]]) -> None:
-                _current.set(InputRequestInfo(key, round_number, rejected.get(key)))  # this task's copy only
-                try:
-                    answers[key] = bare_response(method, await call())
-                except Exception as exc:  # surfaced after the group, unwrapped
-                    failures.append(exc)
-                    group.cancel_scope.cancel()
+                async def run(key: str, method: str, call: Callable[[], Awaitable[Any]]) -> None:
+                    _current.set(InputRequestInfo(key, round_number, rejected.get(key)))  # this task's copy only
+                    try:
+                        answers[key] = bare_response(method, await self._in_turn(tickets.get(key), call))
+                    except Exception as exc:  # surfaced after the group, unwrapped
+                        failures.append(exc)
+                        group.cancel_scope.cancel()
 
-            for key, request in requests.items():
-                group.start_soon(run, key, request.method, calls[key])
+                for key, request in requests.items():
+                    group.start_soon(run, key, request.method, calls[key])
+        finally:
+            for ticket in tickets.values():  # also the turns of handlers that never started
+                if ticket is not None:
+                    self.turns.release(ticket)
         if failures:
             raise failures[0]
         return answers

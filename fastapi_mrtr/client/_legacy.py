@@ -255,26 +255,35 @@ class LegacySession:
         """
         failures: list[BaseException] = []
         outcome: list[JSONObject] = []
-        async with anyio.create_task_group() as group:
+        tickets: list[int] = []
+        try:
+            async with anyio.create_task_group() as group:
 
-            async def answer(message: JSONObject) -> None:
-                try:
-                    await self._answer_server_request(message)
-                except Exception as exc:  # surfaced after the group, unwrapped
-                    failures.append(exc)
-                    group.cancel_scope.cancel()
+                async def answer(message: JSONObject, ticket: int | None) -> None:
+                    try:
+                        await self._answer_server_request(message, ticket)
+                    except Exception as exc:  # surfaced after the group, unwrapped
+                        failures.append(exc)
+                        group.cancel_scope.cancel()
 
-            def on_request(message: JSONObject) -> None:
-                group.start_soon(answer, message)
+                def on_request(message: JSONObject) -> None:
+                    # The turn is taken on arrival: interactive handlers answer in stream order.
+                    ticket = self._take_turn(message)
+                    if ticket is not None:
+                        tickets.append(ticket)
+                    group.start_soon(answer, message, ticket)
 
-            async def read() -> None:
-                try:
-                    outcome.append(await self._follow(response, request_id, sink, on_request))
-                except Exception as exc:  # surfaced after the group, unwrapped
-                    failures.append(exc)
-                group.cancel_scope.cancel()  # questions still open are moot once the call answered
+                async def read() -> None:
+                    try:
+                        outcome.append(await self._follow(response, request_id, sink, on_request))
+                    except Exception as exc:  # surfaced after the group, unwrapped
+                        failures.append(exc)
+                    group.cancel_scope.cancel()  # questions still open are moot once the call answered
 
-            group.start_soon(read)
+                group.start_soon(read)
+        finally:
+            for ticket in tickets:  # turns whose question never got to run
+                self._handlers.turns.release(ticket)
         if failures:
             raise failures[0]
         if not outcome:  # pragma: no cover - the group ends only through read() or a failure
@@ -386,7 +395,7 @@ class LegacySession:
                     if not isinstance(message, dict) or "method" not in message:
                         continue  # priming events; anything else has no place here
                     if "id" in message:
-                        answers.start_soon(self._answer_in_background, message)
+                        answers.start_soon(self._answer_in_background, message, self._take_turn(message))
                     elif (sink := self._notifications()) is not None:
                         await sink(message)
         except (StreamClosedError, InvalidServerResponseError, httpx.HTTPError) as exc:
@@ -394,11 +403,11 @@ class LegacySession:
         finally:
             await response.aclose()
 
-    async def _answer_in_background(self, message: JSONObject) -> None:
+    async def _answer_in_background(self, message: JSONObject, ticket: int | None) -> None:
         """A request from the GET stream belongs to no call of ours: a handler that fails is
         reported to the server and logged, instead of failing a call."""
         try:
-            await self._answer_server_request(message)
+            await self._answer_server_request(message, ticket)
         except Exception as exc:
             logger.warning("answering the server's %r from the GET stream failed: %s", message.get("method"), exc)
             error: JSONObject = {"code": -32603, "message": f"the client could not answer: {type(exc).__name__}"}
@@ -407,8 +416,20 @@ class LegacySession:
 
     # --- answering the server --------------------------------------------------------------
 
-    async def _answer_server_request(self, message: JSONObject) -> None:
-        """Answer one server-to-client request with a POSTed JSON-RPC response."""
+    def _take_turn(self, message: JSONObject) -> int | None:
+        method = message.get("method")
+        return self._handlers.take_turn(method) if isinstance(method, str) else None
+
+    async def _answer_server_request(self, message: JSONObject, ticket: int | None = None) -> None:
+        """Answer one server-to-client request with a POSTed JSON-RPC response; ``ticket`` is
+        its turn among the interactive handlers (taken on arrival), released here in any case."""
+        try:
+            await self._answer_in_turn(message, ticket)
+        finally:
+            if ticket is not None:
+                self._handlers.turns.release(ticket)
+
+    async def _answer_in_turn(self, message: JSONObject, ticket: int | None) -> None:
         request_id = message["id"]
         method = message.get("method")
         reply: JSONObject = {"jsonrpc": "2.0", "id": request_id}
@@ -416,7 +437,7 @@ class LegacySession:
             reply["result"] = {}
         else:
             try:
-                reply["result"] = await self._run_handler(request_id, method, message.get("params"))
+                reply["result"] = await self._run_handler(request_id, method, message.get("params"), ticket)
             except McpError as exc:
                 # No handler for the method (-32601) or params that do not parse (-32602): the
                 # same rule as an MRTR round, except that here the server is waiting, so it is told.
@@ -430,13 +451,15 @@ class LegacySession:
                 404, "the server ended the MCP session while the call waited for our answer"
             ) from None
 
-    async def _run_handler(self, request_id: RequestId, method: Any, params: Any) -> JSONObject:
+    async def _run_handler(self, request_id: RequestId, method: Any, params: Any, ticket: int | None) -> JSONObject:
         if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
             raise McpError(-32600, "invalid server request")
         request = InputRequest(method=method, params=params)
         limit = self._options.input_required_config.round_timeout
         with anyio.move_on_after(limit if limit > 0 else math.inf) as scope:
-            answers = await self._handlers.answer_all({str(request_id): request}, round_number=next(self._asked))
+            answers = await self._handlers.answer_all(
+                {str(request_id): request}, round_number=next(self._asked), tickets={str(request_id): ticket}
+            )
             return answers[str(request_id)]
         assert scope.cancelled_caught
         raise RoundTimeoutError(f"input handler exceeded round_timeout={limit}s", limit)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any, TextIO, get_args
@@ -183,25 +182,24 @@ class TerminalSampler:
 
     def __init__(self, terminal: Terminal) -> None:
         self._terminal = terminal
-        self._lock = threading.Lock()  # one conversation at a time on one terminal
 
+    # Registered as interactive: it takes turns with the form handler (one conversation at a time).
     def __call__(self, params: CreateMessageRequestParams) -> CreateMessageResult:
-        with self._lock:
-            self._terminal.say("\nThe server asks for a model reply:")
-            if params.system_prompt:
-                self._terminal.say(f"  system: {params.system_prompt}")
-            for message in params.messages:
-                blocks = message.content if isinstance(message.content, list) else [message.content]
-                for block in blocks:
-                    text = block.text if isinstance(block, TextContent) else f"[{block.type}]"
-                    self._terminal.say(f"  {message.role}: {text}")
-            try:
-                reply = self._terminal.ask("reply> ")
-            except EOFError:
-                raise McpError(USER_REJECTED, "the user gave no reply (end of input)") from None
-            return CreateMessageResult(
-                role="assistant", content=TextContent(type="text", text=reply), model="human-at-a-terminal"
-            )
+        self._terminal.say("\nThe server asks for a model reply:")
+        if params.system_prompt:
+            self._terminal.say(f"  system: {params.system_prompt}")
+        for message in params.messages:
+            blocks = message.content if isinstance(message.content, list) else [message.content]
+            for block in blocks:
+                text = block.text if isinstance(block, TextContent) else f"[{block.type}]"
+                self._terminal.say(f"  {message.role}: {text}")
+        try:
+            reply = self._terminal.ask("reply> ")
+        except EOFError:
+            raise McpError(USER_REJECTED, "the user gave no reply (end of input)") from None
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=reply), model="human-at-a-terminal"
+        )
 
 
 async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -> int:
@@ -216,10 +214,12 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
     async with MrtrClient(
         args.url, options=options, headers=headers, on_progress=on_progress, validate_structured_content=args.validate
     ) as client:
-        client.set_elicitation_handler(TerminalElicitor(terminal.ask, terminal.say))
+        # One terminal holds one conversation: every handler that asks the person is interactive,
+        # so they take turns in the order the server listed the requests.
+        client.set_elicitation_handler(TerminalElicitor(terminal.ask, terminal.say), interactive=True)
         with warnings.catch_warnings():  # deprecated in 2026-07-28, still asked by many servers
             warnings.simplefilter("ignore", DeprecationWarning)
-            client.set_sampling_handler(TerminalSampler(terminal))
+            client.set_sampling_handler(TerminalSampler(terminal), interactive=True)
             if args.root:
                 roots = ListRootsResult(roots=[Root(uri=uri) for uri in args.root])
                 client.set_roots_handler(lambda: roots)

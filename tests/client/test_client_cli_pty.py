@@ -1,0 +1,58 @@
+"""The terminal client on a pseudo-terminal, against real servers of both eras.
+
+A person answers the prompt the terminal shows last. When one round asks a form and a model reply
+(and the roots), the CLI must hold one conversation at a time, in the order the server listed the
+requests, or a typed line goes to the wrong question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pty_cli import PtyCli
+
+from tests.support import running_server
+
+pytestmark = pytest.mark.slow
+
+ERAS = pytest.mark.parametrize("era", [(), ("--era", "legacy")], ids=["2026-07-28", "legacy"])
+ACTION_PROMPT = "Answer? [A]ccept / [d]ecline / [c]ancel: "
+
+
+@pytest.fixture(scope="module")
+def fixture_url() -> Iterator[str]:
+    from tests.conformance.everything_server import create_app
+
+    with running_server(create_app()) as base:
+        yield f"{base}/mcp"
+
+
+def answer_for(screen: str) -> str | None:
+    """What the person types for the prompt shown last on the screen (``None``: no prompt)."""
+    last = screen.rsplit("\n", 1)[-1]
+    if last.endswith("reply> "):
+        return "Hello"
+    if last.endswith(ACTION_PROMPT):
+        return "a"
+    if last.rstrip().endswith(":") and "name" in last.lower():
+        return "Mia"
+    return None
+
+
+@ERAS
+@pytest.mark.parametrize("run", range(3))
+def test_one_round_asking_a_form_and_a_model_reply_gets_each_answer_right(
+    fixture_url: str, era: tuple[str, ...], run: int
+) -> None:
+    with PtyCli(fixture_url, "test_input_required_result_multiple_inputs", "--root", "file:///w", *era) as cli:
+        cli.wait_for("(connected")
+        for _ in range(6):  # three prompts in all; a few spare turns, never an endless loop
+            line = answer_for(cli.settle())
+            if line is None:  # no prompt shown: the CLI is done (or stuck: finish() says which)
+                break
+            cli.type(line)
+        assert cli.finish() == 0, cli.screen
+        assert "Hello Mia (1 roots)" in cli.screen, cli.screen
+        # One conversation at a time: the form's action prompt shows once, before the reply prompt.
+        assert cli.screen.count(ACTION_PROMPT) == 1, cli.screen
