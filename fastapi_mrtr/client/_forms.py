@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi_mrtr.client._handlers import current_input_request
+from fastapi_mrtr.client._text import printable
 from fastapi_mrtr.wire.mrtr import ElicitRequestParams, ElicitResult
 from fastapi_mrtr.wire.protocol import JSONObject
 
@@ -214,9 +215,14 @@ class TerminalElicitor:
         if params.mode == "url":
             self._say("\n! The server asks again: the step at this URL is not done yet.")
             return
-        answer = info.rejected_answer or {}
-        shown = json.dumps(answer.get("content", answer.get("action")), ensure_ascii=False)
-        self._say(f"\n! The server did not accept that answer ({shown}); please answer again.")
+        if info.rejected_answer is not None:
+            answer = info.rejected_answer
+            shown = json.dumps(answer.get("content", answer.get("action")), ensure_ascii=False)
+            self._say(f"\n! The server did not accept that answer ({printable(shown)}); please answer again.")
+        else:
+            self._say("\n! The server did not accept the last answer; please answer again.")
+        if info.refusal_reason:
+            self._say(f"  your answer was not accepted: {printable(info.refusal_reason)}")
 
     def _url(self, params: ElicitRequestParams) -> ElicitResult[Any]:
         self._say(f"\nThe server asks you to open a URL:\n  {params.message}\n  {params.url}")

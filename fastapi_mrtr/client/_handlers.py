@@ -63,11 +63,42 @@ class InputRequestInfo:
     # The answer we sent for this key last round, when the server asked the very same question
     # again: a server re-asks a question whose answer it did not accept (it did not validate).
     rejected_answer: JSONObject | None = None
+    # Why the server refused our last answer, when it says so (fastapi-mrtr servers do, in the
+    # request's params._meta["fastapi-mrtr/refused-answer"]); server text, not yet printable.
+    refusal_reason: str | None = None
 
     @property
     def asked_again(self) -> bool:
         """The server did not accept the previous answer to this question."""
-        return self.rejected_answer is not None
+        return self.rejected_answer is not None or self.refusal_reason is not None
+
+
+REFUSED_ANSWER_META = "fastapi-mrtr/refused-answer"
+
+
+def refusal_reason(request: InputRequest) -> str | None:
+    """The reason a server gave for asking ``request`` again, if it gave one."""
+    meta = (request.params or {}).get("_meta")
+    refused = meta.get(REFUSED_ANSWER_META) if isinstance(meta, dict) else None
+    reason = refused.get("reason") if isinstance(refused, dict) else None
+    return reason if isinstance(reason, str) else None
+
+
+def same_question(asked: InputRequest, before: InputRequest) -> bool:
+    """Whether ``asked`` is the question ``before`` was, the server's refusal note aside."""
+    return _without_refusal(asked) == _without_refusal(before)
+
+
+def _without_refusal(request: InputRequest) -> tuple[str, JSONObject | None]:
+    params = request.params
+    meta = params.get("_meta") if params is not None else None
+    if params is None or not isinstance(meta, dict) or REFUSED_ANSWER_META not in meta:
+        return request.method, params
+    rest = {name: value for name, value in meta.items() if name != REFUSED_ANSWER_META}
+    trimmed = {name: value for name, value in params.items() if name != "_meta"}
+    if rest:
+        trimmed["_meta"] = rest
+    return request.method, trimmed
 
 
 # Set in each handler's own task (and copied into its worker thread), so handlers of one round
@@ -233,7 +264,8 @@ class InputHandlers:
             async with anyio.create_task_group() as group:
 
                 async def run(key: str, method: str, call: Callable[[], Awaitable[Any]]) -> None:
-                    _current.set(InputRequestInfo(key, round_number, rejected.get(key)))  # this task's copy only
+                    info = InputRequestInfo(key, round_number, rejected.get(key), refusal_reason(requests[key]))
+                    _current.set(info)  # this task's copy only
                     try:
                         answers[key] = bare_response(method, await self._in_turn(tickets.get(key), call))
                     except Exception as exc:  # surfaced after the group, unwrapped

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 import anyio
 
 from fastapi_mrtr.client._errors import FlowTimeoutError, MaxRoundsExceededError, RoundTimeoutError
-from fastapi_mrtr.client._handlers import InputHandlers
+from fastapi_mrtr.client._handlers import InputHandlers, same_question
 from fastapi_mrtr.client.options import InputRequiredConfig
 from fastapi_mrtr.wire.mrtr import InputRequest, InputRequiredResult, InputResponses
 from fastapi_mrtr.wire.protocol import JSONObject
@@ -103,9 +103,14 @@ def _asked_again(
 
     A server pins each key to a digest of its question and asks again only when the answer did
     not count (it did not validate), so the same key with the same request means "not accepted".
-    A key asked with a changed question is a new question, not a refusal.
+    A key asked with a changed question is a new question, not a refusal. The server may add why
+    it refused the answer (``params._meta["fastapi-mrtr/refused-answer"]``); that is no change.
     """
-    rejected = {key: answer for key, (request, answer) in answered.items() if requests.get(key) == request}
+    rejected = {
+        key: answer
+        for key, (request, answer) in answered.items()
+        if key in requests and same_question(requests[key], request)
+    }
     for key, answer in rejected.items():
         logger.warning(
             "the server asked %r again, unchanged, after we answered it: it did not accept the answer %s",

@@ -478,7 +478,12 @@ async def test_a_refused_answer_is_flagged_to_the_handler_and_logged(
     assert isinstance(result, CallToolResult) and result.structured_content == {"n": 4}
     assert user.seen == [
         InputRequestInfo(key="pick", round=1),
-        InputRequestInfo(key="pick", round=2, rejected_answer={"action": "accept", "content": {"n": 3}}),
+        InputRequestInfo(
+            key="pick",
+            round=2,
+            rejected_answer={"action": "accept", "content": {"n": 3}},
+            refusal_reason="n: Value error, odd",  # the server's params._meta["fastapi-mrtr/refused-answer"]
+        ),
     ]
     assert user.seen[1] is not None and user.seen[1].asked_again
     warnings = [r.getMessage() for r in caplog.records if r.name == "fastapi_mrtr.client"]
