@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi_mrtr.client.cli import main
+from fastapi_mrtr.client.cli import exit_at_once_on_interrupt, main
 
+exit_at_once_on_interrupt()
 raise SystemExit(main())

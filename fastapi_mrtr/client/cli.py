@@ -12,10 +12,14 @@ breaks the tool's ``outputSchema`` too, unless ``--no-validate``), 130 interrupt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
+from types import FrameType
 from typing import Any, TextIO, get_args
 
 import anyio
@@ -240,6 +244,25 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
         assert isinstance(result, CallToolResult)  # auto_fulfill is on
         out.write(render_result(result) + "\n")
         return 1 if result.is_error else 0
+
+
+def exit_at_once_on_interrupt() -> None:
+    """One Ctrl-C ends the command at once with status 130, sending nothing more.
+
+    A prompt waits in a worker thread (so the round timeout can fire), and Python ends only once
+    that thread returns: after Ctrl-C the process hung until Enter, and Enter then answered the
+    pending question. For a person who pressed Ctrl-C nothing may be sent on their behalf, so the
+    process ends right here; the server forgets the flow (its state was never retried).
+    """
+
+    def interrupted(signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.write("\ninterrupted\n")
+            sys.stderr.flush()
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
 
 
 def main(

@@ -8,11 +8,12 @@ requests, or a typed line goes to the wrong question.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pty_cli import PtyCli
 
-from tests.support import running_server
+from tests.support import db_rows, running_server
 
 pytestmark = pytest.mark.slow
 
@@ -56,3 +57,18 @@ def test_one_round_asking_a_form_and_a_model_reply_gets_each_answer_right(
         assert "Hello Mia (1 roots)" in cli.screen, cli.screen
         # One conversation at a time: the form's action prompt shows once, before the reply prompt.
         assert cli.screen.count(ACTION_PROMPT) == 1, cli.screen
+
+
+@ERAS
+def test_one_ctrl_c_exits_at_once_with_130_and_sends_nothing(shop: tuple[str, Path], era: tuple[str, ...]) -> None:
+    url, database = shop
+    with PtyCli(url, "place_order", "book_id=1", "quantity=2", *era) as cli:
+        cli.wait_for(ACTION_PROMPT)
+        cli.type("a")  # accept the first form, then stop at its field
+        cli.wait_for("*: ")
+        cli.interrupt()
+        status = cli.finish(limit=10)
+        assert status == 130, cli.screen
+        assert "interrupted" in cli.screen
+    # Nothing was answered on the person's behalf: no second round, so no order.
+    assert db_rows(database, "SELECT * FROM orders") == []
