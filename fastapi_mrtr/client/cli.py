@@ -28,6 +28,7 @@ import httpx
 from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClientError
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
+from fastapi_mrtr.client._text import printable
 from fastapi_mrtr.client._types import ProgressNotification
 from fastapi_mrtr.client.options import ClientMode, ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.errors import McpError
@@ -165,7 +166,7 @@ class Terminal:
         self.err = err
 
     def ask(self, prompt: str) -> str:
-        self.err.write(prompt)
+        self.err.write(printable(prompt))  # prompts carry server text: escaped, as everything shown
         self.err.flush()
         line = self.inp.readline()
         if not line:
@@ -174,7 +175,7 @@ class Terminal:
         return line.rstrip("\r\n")
 
     def say(self, text: str) -> None:
-        self.err.write(text + "\n")
+        self.err.write(printable(text) + "\n")
         self.err.flush()
 
 
@@ -237,12 +238,12 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
         else:
             terminal.say(f"(connected: protocol {client.protocol_version}, stateless)")
         if args.tool is None:
-            out.write(render_tools(tools) + "\n")
+            out.write(printable(render_tools(tools)) + "\n")
             return 0
         arguments = parse_arguments(args.arguments, args.json_arguments)
         result = await client.call_tool(args.tool, arguments)
         assert isinstance(result, CallToolResult)  # auto_fulfill is on
-        out.write(render_result(result) + "\n")
+        out.write(printable(render_result(result)) + "\n")
         return 1 if result.is_error else 0
 
 
@@ -279,18 +280,21 @@ def main(
     try:
         return anyio.run(run, args, inp, out, err)
     except ValueError as exc:
-        err.write(f"error: {exc}\n")
+        err.write(printable(f"error: {exc}") + "\n")
         return 2
     except McpError as exc:
         detail = f" {format_json(exc.data)}" if exc.data is not None else ""
-        err.write(f"error {exc.code}: {exc.message}{detail}\n")
+        err.write(printable(f"error {exc.code}: {exc.message}{detail}") + "\n")
         return 2
     except InvalidStructuredContentError as exc:
         # The tool ran (whatever it did is done); only its answer is unusable as declared.
-        err.write(f"error: {exc}\n  (the server broke its own outputSchema; --no-validate prints the result anyway)\n")
+        err.write(
+            printable(f"error: {exc}")
+            + "\n  (the server broke its own outputSchema; --no-validate prints the result anyway)\n"
+        )
         return 2
     except (MrtrClientError, httpx.HTTPError) as exc:
-        err.write(f"error: {exc}\n")
+        err.write(printable(f"error: {exc}") + "\n")
         return 2
     except KeyboardInterrupt:
         err.write("interrupted\n")

@@ -46,4 +46,4 @@ def test_the_terminal_says_the_reason_escaped() -> None:
     shown = out.getvalue()
     assert "your answer was not accepted: too small" in shown
     assert "\x1b" not in shown and "\x07" not in shown
-    assert printable("a\x1b[2Jb\nc\td\x9b") == "a\\x1b[2Jb\nc\td\\x9b"
+    assert printable("a\x1b[2Jb\nc\td\x9b") == "a\\u001b[2Jb\nc\td\\u009b"
