@@ -156,17 +156,21 @@ def is_shorthand(schema: JSONObject) -> bool:
     )
 
 
-def is_marked_required(prop: JSONObject, required: bool, question: str | None) -> bool:
-    """Whether the prompt marks the field ``*``: required, no default, and not the question itself."""
-    return required and "default" not in prop and question is None
+def is_marked_required(prop: JSONObject, required: bool) -> bool:
+    """Whether the prompt marks the field ``*``: required and without a default.
+
+    The only field of a shorthand form (the question itself, e.g. a yes/no) is marked too: an
+    empty answer is refused there like anywhere else, so the prompt says so.
+    """
+    return required and "default" not in prop
 
 
 def prompt_line(key: str, prop: JSONObject, required: bool, question: str | None = None) -> str:
     """The prompt text for one field, with its choices, type hint and default.
 
     ``question`` replaces the field's key as its label (for a shorthand form, whose only field
-    is the question); a title of the field's own still wins. A required field is marked ``*``
-    unless it is the question itself.
+    is the question); a title of the field's own still wins. A required field without a default
+    is marked ``*``.
     """
     label = str(prop.get("title") or question or key)
     if prop.get("description"):
@@ -182,7 +186,7 @@ def prompt_line(key: str, prop: JSONObject, required: bool, question: str | None
         label += f" [{prop['format']}]"
     if "default" in prop:
         label += f" [{_describe_default(prop, prop['default'])}]"
-    elif is_marked_required(prop, required, question):
+    elif is_marked_required(prop, required):
         label += " *"
     return "\n".join([*lines, f"  {label}: "]) if lines else f"  {label}: "
 
@@ -252,7 +256,7 @@ class TerminalElicitor:
         required = set(schema.get("required") or [])
         question = params.message if is_shorthand(schema) else None
         fields = {key: prop if isinstance(prop, dict) else {} for key, prop in properties.items()}
-        marked = any(is_marked_required(prop, key in required, question) for key, prop in fields.items())
+        marked = any(is_marked_required(prop, key in required) for key, prop in fields.items())
         if marked and not self._legend_shown:
             self._say(REQUIRED_LEGEND)
             self._legend_shown = True
