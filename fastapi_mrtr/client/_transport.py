@@ -62,8 +62,21 @@ def decode_sse_message(data: str) -> JSONObject:
 
 
 def media_type(response: httpx.Response) -> str:
-    content_type = str(response.headers.get("content-type", ""))
-    return content_type.split(";", 1)[0].strip().lower()
+    """The response's media type, lower case, without parameters ("" when it names none).
+
+    Some servers send ``Content-Type`` twice (httpx then joins the values with a comma); the same
+    media type repeated is that type, while two different ones are a broken reply we refuse to
+    guess from.
+    """
+    values = response.headers.get_list("content-type", split_commas=True)
+    media = {value.split(";", 1)[0].strip().lower() for value in values} - {""}
+    if len(media) > 1:
+        raise InvalidServerResponseError(
+            f"the server sent conflicting Content-Type headers ({', '.join(sorted(media))}); "
+            "cannot tell how to read its reply",
+            values,
+        )
+    return media.pop() if media else ""
 
 
 @dataclass(frozen=True)
