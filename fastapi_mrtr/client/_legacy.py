@@ -69,6 +69,18 @@ _LISTENER_WAIT = 5.0  # seconds a call waits for the GET stream's headers before
 Spawner = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
+# Server requests of one stream being answered at once. A person answers one at a time; a
+# server that sends thousands would otherwise cost the client a task (and memory) each.
+MAX_OPEN_SERVER_REQUESTS = 64
+
+
+def too_many_requests(stream: RequestId) -> InvalidServerResponseError:
+    return InvalidServerResponseError(
+        f"the server sent more than {MAX_OPEN_SERVER_REQUESTS} requests at once on the stream of "
+        f"request {stream!r}; the client stopped reading it"
+    )
+
+
 class SessionGoneError(Exception):
     """The server answered 404 to a request naming our session: it has ended or was never known."""
 
@@ -258,6 +270,7 @@ class LegacySession:
         tickets: list[int] = []
         try:
             async with anyio.create_task_group() as group:
+                open_requests = [0]
 
                 async def answer(message: JSONObject, ticket: int | None) -> None:
                     try:
@@ -265,8 +278,17 @@ class LegacySession:
                     except Exception as exc:  # surfaced after the group, unwrapped
                         failures.append(exc)
                         group.cancel_scope.cancel()
+                    finally:
+                        open_requests[0] -= 1
 
                 def on_request(message: JSONObject) -> None:
+                    if open_requests[0] >= MAX_OPEN_SERVER_REQUESTS:
+                        # One task per question: a server that asks without end would grow us
+                        # without end. No person answers this many at once; end the call.
+                        failures.append(too_many_requests(request_id))
+                        group.cancel_scope.cancel()
+                        return
+                    open_requests[0] += 1
                     # The turn is taken on arrival: interactive handlers answer in stream order.
                     ticket = self._take_turn(message)
                     if ticket is not None:
@@ -389,13 +411,24 @@ class LegacySession:
             return
         try:
             ready.set()
+            open_requests = [0]
+
+            async def counted(message: JSONObject, ticket: int | None) -> None:
+                try:
+                    await self._answer_in_background(message, ticket)
+                finally:
+                    open_requests[0] -= 1
+
             async with anyio.create_task_group() as answers:
                 async for event in iter_sse_events(stream_lines(response, "GET")):
                     message = decode_json(event.data) if event.data else None
                     if not isinstance(message, dict) or "method" not in message:
                         continue  # priming events; anything else has no place here
                     if "id" in message:
-                        answers.start_soon(self._answer_in_background, message, self._take_turn(message))
+                        if open_requests[0] >= MAX_OPEN_SERVER_REQUESTS:
+                            raise too_many_requests("GET")  # ends this stream, logged below
+                        open_requests[0] += 1
+                        answers.start_soon(counted, message, self._take_turn(message))
                     elif (sink := self._notifications()) is not None:
                         await sink(message)
         except (StreamClosedError, InvalidServerResponseError, httpx.HTTPError) as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -204,11 +205,34 @@ class HttpRpc:
         raise StreamClosedError(f"SSE stream ended before the response to request {request_id!r}")
 
 
-async def stream_lines(response: httpx.Response, request_id: RequestId) -> AsyncIterator[str]:
-    """The stream's lines; a connection dropped mid-stream is a stream that ended early."""
+# A line longer than this (an event's data line, say) is a hostile or broken server: reading on
+# would hold all of it in memory. MCP messages are far smaller.
+MAX_SSE_LINE_CHARS = 16 * 1024 * 1024
+_LINE_END = re.compile(r"\r\n|\r|\n")  # SSE lines end in CRLF, LF or CR
+
+
+async def stream_lines(
+    response: httpx.Response, request_id: RequestId, *, max_line: int = MAX_SSE_LINE_CHARS
+) -> AsyncIterator[str]:
+    """The stream's lines, each at most ``max_line`` characters (else
+    :class:`InvalidServerResponseError`); a connection dropped mid-stream is a stream that ended early."""
+    pending = ""
     try:
-        async for line in response.aiter_lines():
-            yield line
+        async for chunk in response.aiter_text():
+            pending += chunk
+            start = 0
+            for end in _LINE_END.finditer(pending):
+                if end.group() == "\r" and end.end() == len(pending):
+                    break  # maybe the first half of a CRLF split between chunks
+                yield pending[start : end.start()]
+                start = end.end()
+            pending = pending[start:]
+            if len(pending) > max_line:
+                raise InvalidServerResponseError(
+                    f"SSE stream of request {request_id!r} sent a line longer than {max_line} characters"
+                )
+        if pending:
+            yield pending.rstrip("\r")
     except httpx.RemoteProtocolError as exc:  # e.g. "incomplete chunked read"
         raise StreamClosedError(f"SSE stream of request {request_id!r} broke off: {exc}") from exc
 
