@@ -7,6 +7,7 @@ requests, or a typed line goes to the wrong question.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,9 +67,11 @@ def test_one_ctrl_c_exits_at_once_with_130_and_sends_nothing(shop: tuple[str, Pa
         cli.wait_for(ACTION_PROMPT)
         cli.type("a")  # accept the first form, then stop at its field
         cli.wait_for("*: ")
+        pressed = time.monotonic()
         cli.interrupt()
         status = cli.finish(limit=10)
         assert status == 130, cli.screen
+        assert time.monotonic() - pressed < 2.0, "one Ctrl-C must end the CLI at once"
         assert "interrupted" in cli.screen
     # Nothing was answered on the person's behalf: no second round, so no order.
     assert db_rows(database, "SELECT * FROM orders") == []
