@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -12,6 +13,7 @@ from fastapi import FastAPI
 
 from fastapi_mrtr import MCP, Context, InputRequiredConfig, ServerOptions
 from tests.legacy.peer import LegacyPeer
+from tests.scaleout.services import RedisServer
 from tests.support import running_server
 
 STATE_KEY = "legacy-tests-state-key-0123456789abcdef0123"
@@ -93,3 +95,14 @@ def served() -> Iterator[App]:
 async def peer(served: App) -> AsyncIterator[LegacyPeer]:
     async with httpx.AsyncClient(timeout=10) as http:
         yield LegacyPeer(http, served.url)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A real redis-server on loopback, for the relay tests; stopped after the test."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

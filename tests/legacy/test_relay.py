@@ -14,7 +14,6 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -48,20 +47,11 @@ class Pair:
 
 
 @contextlib.contextmanager
-def _replica(redis_url: str, **options: Any) -> Iterator[Replica]:
-    mcp = build(relay=RedisRelay(redis_url), **options)
+def _replica(redis_url: str, *, relay: RedisRelay | None = None, **options: Any) -> Iterator[Replica]:
+    """A replica on uvicorn with a relay to ``redis_url`` (``relay`` for one with other options)."""
+    mcp = build(relay=relay if relay is not None else RedisRelay(redis_url), **options)
     with running_server(mcp.app) as base:
         yield Replica(mcp, f"{base}/mcp", redis_url)
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

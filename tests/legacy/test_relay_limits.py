@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -23,23 +22,12 @@ from fastapi_mrtr import InputRequiredConfig
 from fastapi_mrtr.state import RedisRelay
 from fastapi_mrtr.wire.protocol import META_CLIENT_CAPABILITIES as CAPABILITIES_KEY
 from fastapi_mrtr.wire.protocol import META_PROTOCOL_VERSION as PROTOCOL_KEY
-from tests.legacy.conftest import build
 from tests.legacy.peer import LegacyPeer, messages
-from tests.legacy.test_relay import Replica, _alive, _at, _next, _text, _warm
+from tests.legacy.test_relay import _alive, _at, _next, _replica, _text, _warm
 from tests.scaleout.services import RedisServer
-from tests.support import rpc_headers, running_server
+from tests.support import rpc_headers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a redis-server and two servers per test
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -48,21 +36,14 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-@contextlib.contextmanager
-def _replica(relay: RedisRelay, redis_url: str, **options: Any) -> Iterator[Replica]:
-    mcp = build(relay=relay, **options)
-    with running_server(mcp.app) as base:
-        yield Replica(mcp, f"{base}/mcp", redis_url)
-
-
 async def test_resumed_streams_do_not_starve_other_sessions(redis_server: RedisServer, http: httpx.AsyncClient) -> None:
     """Twelve streams resumed on B, with B's request pool of four connections: other sessions'
     requests on B still answer (each resumed stream used to hold one pooled connection)."""
     url = redis_server.url
     slow_rounds = InputRequiredConfig(round_timeout=30)
     with (
-        _replica(RedisRelay(url), url, legacy_sse_close_after=0.2, input_required_config=slow_rounds) as a,
-        _replica(RedisRelay(url, pool_size=4, pool_wait=3), url) as b,
+        _replica(url, legacy_sse_close_after=0.2, input_required_config=slow_rounds) as a,
+        _replica(url, relay=RedisRelay(url, pool_size=4, pool_wait=3)) as b,
     ):
         await _warm(a, b)
         heavy = LegacyPeer(http, a.url)
@@ -91,7 +72,7 @@ async def test_two_servers_on_one_redis_do_not_hear_each_other(
 ) -> None:
     """Same server name, different database numbers: pub/sub ignores the database."""
     db0, db1 = redis_server.url, redis_server.url.rsplit("/", 1)[0] + "/1"
-    with _replica(RedisRelay(db0), db0) as x, _replica(RedisRelay(db1), db1) as y:
+    with _replica(db0) as x, _replica(db1) as y:
         await _warm(x, y)
         body = _listen_body({"resourceSubscriptions": ["test://x", "test://y"]})
         async with http.stream("POST", y.url, json=body, headers=rpc_headers("subscriptions/listen")) as response:
@@ -114,8 +95,8 @@ async def test_a_call_held_here_is_answered_after_redis_restarts(
     url = redis_server.url
     slow_rounds = InputRequiredConfig(round_timeout=30)
     with (
-        _replica(RedisRelay(url), url, legacy_sse_close_after=0.3, input_required_config=slow_rounds) as a,
-        _replica(RedisRelay(url), url, input_required_config=slow_rounds) as b,
+        _replica(url, legacy_sse_close_after=0.3, input_required_config=slow_rounds) as a,
+        _replica(url, input_required_config=slow_rounds) as b,
     ):
         await _warm(a, b)
         peer = await _initialized(LegacyPeer(http, a.url))
@@ -148,8 +129,8 @@ async def test_waits_are_written_back_after_redis_restarts(redis_server: RedisSe
     url = redis_server.url
     slow_rounds = InputRequiredConfig(round_timeout=30)
     with (
-        _replica(RedisRelay(url), url, input_required_config=slow_rounds) as a,
-        _replica(RedisRelay(url), url) as b,
+        _replica(url, input_required_config=slow_rounds) as a,
+        _replica(url) as b,
     ):
         await _warm(a, b)
         peer = await _initialized(LegacyPeer(http, a.url))
@@ -176,7 +157,7 @@ async def test_a_replica_relays_before_its_first_mcp_request(
     """B has served no MCP request: what it publishes still reaches A's listeners (the relay and
     the loop start with the app's lifespan)."""
     url = redis_server.url
-    with _replica(RedisRelay(url), url) as a, _replica(RedisRelay(url), url) as b:
+    with _replica(url) as a, _replica(url) as b:
         await _warm(a)
         relay_b = b.mcp.options.relay
         assert relay_b is not None
@@ -194,7 +175,7 @@ async def test_subscriptions_in_redis_are_bounded_and_go_with_the_session(
     redis_server: RedisServer, http: httpx.AsyncClient
 ) -> None:
     url = redis_server.url
-    with _replica(RedisRelay(url), url, legacy_max_subscriptions=2) as a:
+    with _replica(url, legacy_max_subscriptions=2) as a:
         peer = await _initialized(LegacyPeer(http, a.url))
         for uri in ("test://1", "test://2"):
             assert (await peer.request("resources/subscribe", {"uri": uri})).json()["result"] == {}
