@@ -300,10 +300,11 @@ def test_cli_bool_shorthand_shows_the_question_and_explains_a_bad_answer(shop_ur
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["title"] == "Kindred"
-    assert "  Really delete 'Kindred'? This cannot be undone. (y/n): " in done.stderr
+    # the shorthand's one answer is required like any other (issue 28 item 6), and marked so
+    assert "  Really delete 'Kindred'? This cannot be undone. (y/n) *: " in done.stderr
+    assert "(* = required: an answer is needed)" in done.stderr
     assert "  ! answer y (yes) or n (no), not 'maybe'" in done.stderr
     assert "value" not in done.stderr  # the shorthand's field name is no question
-    assert "*" not in done.stderr  # the one answer of a shorthand needs no "required" mark
 
 
 @pytest.mark.slow
@@ -311,9 +312,9 @@ def test_cli_literal_and_int_shorthands_explain_what_they_take(questions_url: st
     done = run_cli(questions_url, "ship", stdin="a\nfast\nexpress\na\nabc\n2\n")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"speed": "express", "copies": 2}
-    assert "  Shipping speed? - a number: " in done.stderr
+    assert "  Shipping speed? - a number *: " in done.stderr
     assert "  ! choose one of: standard, express (or a number 1-2), not 'fast'" in done.stderr
-    assert "  How many copies?: " in done.stderr
+    assert "  How many copies? *: " in done.stderr
     assert "  ! not a whole number: 'abc'" in done.stderr
     assert "value" not in done.stderr
 

@@ -17,7 +17,6 @@ import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 from tests.legacy_clients.test_js_client import JS, node
 from tests.scaleout.conftest import new_key
 from tests.scaleout.services import NGINX_CONF, Nginx, RedisServer, Service
+from tests.scaleout.wire_flows import FlowOutcome
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -68,20 +68,7 @@ class SessionNginx(Nginx):
         return served
 
 
-@dataclass
-class Outcome:
-    token: str
-    result: dict[str, Any] | None
-    error: str | None
-    seconds: float
-
-    @property
-    def own_answers(self) -> bool:
-        expected = [f"{self.token}:{n}" for n in (1, 2, 3)]
-        return self.result is not None and self.result.get("token") == self.token and self.result["answers"] == expected
-
-
-async def _python_flow(url: str, token: str, think: float = 0.0, asked: list[str] | None = None) -> Outcome:
+async def _python_flow(url: str, token: str, think: float = 0.0, asked: list[str] | None = None) -> FlowOutcome:
     """One flow; ``think`` seconds before each answer keep it in flight (for the fault tests), and
     ``asked`` records each question as it arrives."""
 
@@ -102,10 +89,10 @@ async def _python_flow(url: str, token: str, think: float = 0.0, asked: list[str
         ):
             result = await client.call_tool("three_answers", {"token": token})
         if result.is_error:
-            return Outcome(token, None, str(result.content), time.monotonic() - started)
-        return Outcome(token, result.structured_content, None, time.monotonic() - started)
+            return FlowOutcome(token, None, str(result.content), time.monotonic() - started)
+        return FlowOutcome(token, result.structured_content, None, time.monotonic() - started)
     except Exception as exc:  # a flow that fails is counted, not raised: the others must finish too
-        return Outcome(token, None, _innermost(exc), time.monotonic() - started)
+        return FlowOutcome(token, None, _innermost(exc), time.monotonic() - started)
 
 
 def _innermost(exc: BaseException) -> str:
@@ -120,16 +107,16 @@ def _js_flows(node_path: str, url: str, count: int, prefix: str) -> subprocess.P
     return subprocess.Popen(command, cwd=JS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _js_outcomes(process: subprocess.Popen[str]) -> list[Outcome]:
+def _js_outcomes(process: subprocess.Popen[str]) -> list[FlowOutcome]:
     out, err = process.communicate(timeout=240)
     assert process.returncode == 0, err[-2000:]
     flows = json.loads(out)["flows"]
-    return [Outcome(f["token"], f.get("result"), f.get("error"), f["ms"] / 1000) for f in flows]
+    return [FlowOutcome(f["token"], f.get("result"), f.get("error"), f["ms"] / 1000) for f in flows]
 
 
 async def _run_all(
     url: str, node_path: str, python_flows: int = PYTHON_FLOWS, js_flows: int = JS_FLOWS
-) -> list[Outcome]:
+) -> list[FlowOutcome]:
     """``python_flows`` official-client flows and ``js_flows`` TypeScript-client flows, all at once."""
     js = _js_flows(node_path, url, js_flows, "js") if js_flows else None
     outcomes = list(await asyncio.gather(*(_python_flow(url, f"py-{i}") for i in range(python_flows))))
@@ -138,7 +125,7 @@ async def _run_all(
     return outcomes
 
 
-def _summary(outcomes: list[Outcome]) -> str:
+def _summary(outcomes: list[FlowOutcome]) -> str:
     failed = [o for o in outcomes if not o.own_answers]
     return f"{len(outcomes) - len(failed)} ok, {len(failed)} not: " + "; ".join(
         f"{o.token}: {o.error or o.result}" for o in failed[:5]

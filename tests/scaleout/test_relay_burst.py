@@ -24,7 +24,7 @@ import pytest
 from tests.scaleout.conftest import new_key
 from tests.scaleout.services import RedisServer, ReplicaSet, Service
 from tests.scaleout.test_legacy_round_robin import APP, SessionNginx, _python_flow
-from tests.scaleout.wire_flows import LegacySession, WireOutcome, client, legacy_flow, modern_flow
+from tests.scaleout.wire_flows import FlowOutcome, LegacySession, client, legacy_flow, modern_flow
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -73,7 +73,7 @@ async def test_a_burst_of_legacy_modern_and_official_client_flows(
     async with client() as http:
         runs = [legacy_flow(http, url, f"legacy-{i}") for i in range(LEGACY_FLOWS)]
         runs += [modern_flow(http, url, f"modern-{i}") for i in range(MODERN_FLOWS)]
-        runs += [_python_flow(url, f"official-{i}") for i in range(OFFICIAL_FLOWS)]  # type: ignore[misc]
+        runs += [_python_flow(url, f"official-{i}") for i in range(OFFICIAL_FLOWS)]
         outcomes = await asyncio.wait_for(asyncio.gather(*runs), 240)
     assert len(outcomes) == LEGACY_FLOWS + MODERN_FLOWS + OFFICIAL_FLOWS
     assert all(o.own_answers for o in outcomes), _failures(outcomes)
@@ -106,16 +106,16 @@ async def test_resumed_streams_of_one_session_do_not_starve_the_others(
             outcomes = await asyncio.wait_for(asyncio.gather(*others), 180)
             assert all(o.own_answers for o in outcomes), _failures(outcomes)
 
-            async def finish(index: int) -> WireOutcome:
+            async def finish(index: int) -> FlowOutcome:
                 call_id, last_id, question = parked[index]
                 started_at = time.monotonic()
                 try:
                     await heavy.answer(question, 0.0, None)
                     result = await heavy.follow(call_id, held[index], last_id=last_id)
-                    return WireOutcome(f"heavy-{index}", result.get("structuredContent"), None, 0.0)
+                    return FlowOutcome(f"heavy-{index}", result.get("structuredContent"), None, 0.0)
                 except Exception as exc:
                     error = f"{type(exc).__name__}: {exc}"
-                    return WireOutcome(f"heavy-{index}", None, error, time.monotonic() - started_at)
+                    return FlowOutcome(f"heavy-{index}", None, error, time.monotonic() - started_at)
 
             finished = await asyncio.wait_for(asyncio.gather(*(finish(i) for i in range(RESUMED))), 180)
             assert all(o.own_answers for o in finished), _failures(finished)

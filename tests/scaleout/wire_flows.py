@@ -28,7 +28,7 @@ AnswerUrl = Callable[[str], str]  # the URL an answer to request id goes to
 
 
 @dataclass
-class WireOutcome:
+class FlowOutcome:
     token: str
     result: dict[str, Any] | None
     error: str | None
@@ -156,7 +156,7 @@ class LegacySession:
 
 async def legacy_flow(
     http: httpx.AsyncClient, url: str, token: str, *, think: float = 0.0, answer_url: AnswerUrl | None = None
-) -> WireOutcome:
+) -> FlowOutcome:
     started = time.monotonic()
     try:
         session = LegacySession(http, url)
@@ -164,12 +164,12 @@ async def legacy_flow(
         call_id, response = await session.start_call(token)
         result = await session.follow(call_id, response, think=think, answer_url=answer_url)
         await session.close()
-        return WireOutcome(token, result.get("structuredContent"), None, time.monotonic() - started)
+        return FlowOutcome(token, result.get("structuredContent"), None, time.monotonic() - started)
     except Exception as exc:  # counted, not raised: the other flows must finish too
-        return WireOutcome(token, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+        return FlowOutcome(token, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
 
 
-async def modern_flow(http: httpx.AsyncClient, url: str, token: str) -> WireOutcome:
+async def modern_flow(http: httpx.AsyncClient, url: str, token: str) -> FlowOutcome:
     started = time.monotonic()
     wire = McpWire(http, url)
     responses: dict[str, Any] | None = None
@@ -179,7 +179,7 @@ async def modern_flow(http: httpx.AsyncClient, url: str, token: str) -> WireOutc
             reply = await wire.call("three_answers", {"token": token}, responses=responses, state=state)
             result = reply.result
             if result.get("resultType") != "input_required":
-                return WireOutcome(token, result.get("structuredContent"), None, time.monotonic() - started)
+                return FlowOutcome(token, result.get("structuredContent"), None, time.monotonic() - started)
             responses = {}
             for key, request in result["inputRequests"].items():
                 found = QUESTION.match(request["params"]["message"])
@@ -188,7 +188,7 @@ async def modern_flow(http: httpx.AsyncClient, url: str, token: str) -> WireOutc
             state = result.get("requestState")
         raise FlowError("more rounds than questions")
     except Exception as exc:
-        return WireOutcome(token, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+        return FlowOutcome(token, None, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
 
 
 async def sse(response: httpx.Response) -> AsyncIterator[tuple[str | None, Any]]:
