@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi_mrtr.client._handlers import current_input_request
-from fastapi_mrtr.client._text import printable
 from fastapi_mrtr.wire.mrtr import ElicitRequestParams, ElicitResult
 from fastapi_mrtr.wire.protocol import JSONObject
 
@@ -192,7 +191,11 @@ def prompt_line(key: str, prop: JSONObject, required: bool, question: str | None
 
 
 class TerminalElicitor:
-    """An elicitation handler that asks a human, one elicitation at a time."""
+    """An elicitation handler that asks a human, one elicitation at a time.
+
+    What it passes to ``ask`` and ``say`` carries server text as is: the terminal that shows it
+    escapes it once (``cli.Terminal`` does, through ``_text.printable``).
+    """
 
     def __init__(self, ask: Ask, say: Say) -> None:
         self._ask = ask
@@ -222,11 +225,11 @@ class TerminalElicitor:
         if info.rejected_answer is not None:
             answer = info.rejected_answer
             shown = json.dumps(answer.get("content", answer.get("action")), ensure_ascii=False)
-            self._say(f"\n! The server did not accept that answer ({printable(shown)}); please answer again.")
+            self._say(f"\n! The server did not accept that answer ({shown}); please answer again.")
         else:
             self._say("\n! The server did not accept the last answer; please answer again.")
         if info.refusal_reason:
-            self._say(f"  your answer was not accepted: {printable(info.refusal_reason)}")
+            self._say(f"  your answer was not accepted: {info.refusal_reason}")
 
     def _url(self, params: ElicitRequestParams) -> ElicitResult[Any]:
         self._say(f"\nThe server asks you to open a URL:\n  {params.message}\n  {params.url}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from fastapi_mrtr.client._forms import TerminalElicitor
+from fastapi_mrtr.client.cli import Terminal
 from fastapi_mrtr.client._handlers import (
     InputRequestInfo,
     _current,
@@ -32,9 +33,10 @@ def test_a_question_with_the_refusal_note_is_the_same_question() -> None:
 
 
 def test_the_terminal_says_the_reason_escaped() -> None:
+    # through the CLI's Terminal, which escapes everything it shows (the form itself does not escape twice)
     out = io.StringIO()
-    lines = iter(["c"])
-    elicitor = TerminalElicitor(lambda prompt: next(lines), lambda text: out.write(text + "\n"))
+    terminal = Terminal(io.StringIO("c\n"), out)
+    elicitor = TerminalElicitor(terminal.ask, terminal.say)
     hostile = "too small\x1b]0;pwned\x07\x1b[2J"
     token = _current.set(InputRequestInfo("pick", 2, {"action": "accept", "content": {"n": 0}}, hostile))
     try:
