@@ -23,7 +23,9 @@ LEGACY = "2025-11-25"
 MODERN_ONLY = ("resultType", "ttlMs", "cacheScope", "inputRequests", "requestState")
 
 
-def stream_issues(lines: list[bytes], sent: Mapping[Any, Mapping[str, Any]], output_schemas: Mapping[str, Any]) -> list[str]:
+def stream_issues(
+    lines: list[bytes], sent: Mapping[Any, Mapping[str, Any]], output_schemas: Mapping[str, Any]
+) -> list[str]:
     """What is wrong with the stream ``lines``, given the requests ``sent`` (by id)."""
     issues: list[str] = []
     answered: dict[Any, int] = {}
@@ -45,11 +47,15 @@ def stream_issues(lines: list[bytes], sent: Mapping[Any, Mapping[str, Any]], out
         request = sent.get(message.get("id")) if message.get("id") is not None else None
         answered[message.get("id")] = answered.get(message.get("id"), 0) + 1
         issues += [f"{where}: {issue}" for issue in _response(message, request, output_schemas)]
-    issues += [f"{count} responses to request {rid!r}" for rid, count in answered.items() if rid is not None and count > 1]
+    issues += [
+        f"{count} responses to request {rid!r}" for rid, count in answered.items() if rid is not None and count > 1
+    ]
     return issues
 
 
-def _response(message: dict[str, Any], request: Mapping[str, Any] | None, output_schemas: Mapping[str, Any]) -> list[str]:
+def _response(
+    message: dict[str, Any], request: Mapping[str, Any] | None, output_schemas: Mapping[str, Any]
+) -> list[str]:
     if request is None or "error" in message:
         return wire.error_issues(message) if "error" in message else ["a result for no request sent"]
     method = request["method"]
@@ -79,7 +85,9 @@ def _from_server(message: dict[str, Any], sent: Mapping[Any, Mapping[str, Any]])
             return [f"unknown server request {message['method']}"]
         return _validation(JSONRPCRequest, message, "server request") + _validation(model, message, "request")
     issues = _validation(JSONRPCNotification, message, "notification")
-    return issues or wire.notification_issues(message, progress_token=(message.get("params") or {}).get("progressToken"))
+    return issues or wire.notification_issues(
+        message, progress_token=(message.get("params") or {}).get("progressToken")
+    )
 
 
 def _is_modern(request: Mapping[str, Any]) -> bool:
@@ -93,4 +101,3 @@ def _validation(model: Any, value: Any, where: str) -> list[str]:
     except ValidationError as error:
         return [f"{where}: {error.errors()[:3]}"]
     return []
-
