@@ -45,6 +45,7 @@ logger = logging.getLogger("fastapi_mrtr.stdio")
 
 MAX_RESUMES = 10_000  # a call stream closed by the server again and again (SEP-1699 polling) is followed this often
 RESUME_WAIT_CAP = 1.0  # seconds: the server's retry hint, capped (in process, no network to spare)
+STOP_GRACE = 0.5  # seconds for the app to end a cancelled request by itself before its work is cancelled
 SNIPPET = 300  # characters of a non-JSON-RPC answer quoted in the error that replaces it
 
 
@@ -149,7 +150,7 @@ class StdioBridge:
             if cancelled is not None:  # closing its exchange is the cancel; nothing more is written for it
                 cancelled.cancelled = True
                 if cancelled.exchange is not None:
-                    cancelled.exchange.disconnect()
+                    self._spawn(cancelled.exchange.stop(STOP_GRACE))
         flight = Flight(None, method if isinstance(method, str) else None, expects_answer=False)
         if self._session is not None and not _has_modern_meta(message):
             self._spawn(self._relay(flight, self._session_exchange("POST", line)))
@@ -335,13 +336,15 @@ class StdioBridge:
         if self._tasks and grace > 0:
             await asyncio.wait(set(self._tasks), timeout=grace)
         self._closing = True
+        stopping = []
         for flight in list(self._flights.values()):
             flight.cancelled = True  # cut off: nothing more is written for it
             if flight.exchange is not None:
-                flight.exchange.disconnect()
+                stopping.append(flight.exchange.stop(STOP_GRACE))
         session = self._session
         if session is not None and session.stream_exchange is not None:
-            session.stream_exchange.disconnect()
+            stopping.append(session.stream_exchange.stop(STOP_GRACE))
+        await asyncio.gather(*stopping)
         pending = set(self._tasks) | ({session.stream} if session is not None and session.stream else set())
         if pending:
             _, still = await asyncio.wait(pending, timeout=1.0)

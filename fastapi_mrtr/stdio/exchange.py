@@ -146,9 +146,19 @@ class HttpExchange:
         if self._task is not None and wait > 0:
             await asyncio.wait({self._task}, timeout=wait)
 
-    def cancel(self) -> None:
-        if self._task is not None and not self._task.done():
+    async def stop(self, grace: float) -> None:
+        """Close the connection, and cancel the app's work if it has not ended ``grace`` seconds later.
+
+        The endpoint notices a closed connection where it streams (an SSE answer, a 2025-era call),
+        and stops the work cleanly; a plain JSON answer is computed without watching it (as on
+        HTTP), so that work is cancelled outright."""
+        self.disconnect()
+        if self._task is None or self._task.done():
+            return
+        await asyncio.wait({self._task}, timeout=grace)
+        if not self._task.done():
             self._task.cancel()
+            await asyncio.wait({self._task}, timeout=grace)
 
     @property
     def finished(self) -> bool:
