@@ -24,6 +24,7 @@ LAYERS = [
     ("features", ("fastapi_mrtr.features",)),
     ("playground", ("fastapi_mrtr.playground",)),
     ("app", ("fastapi_mrtr.app",)),
+    ("stdio", ("fastapi_mrtr.stdio",)),  # on top of the app: the same endpoint, bridged to a pipe
     ("facade", ("fastapi_mrtr",)),
 ]
 CLIENT = "fastapi_mrtr.client"  # apart from the server: it shares only the wire vocabulary

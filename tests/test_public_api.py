@@ -1,8 +1,9 @@
 """The public API, pinned: each public module's ``__all__`` exactly, and the docs use nothing else.
 
-Five modules are public, one per audience: ``fastapi_mrtr`` (an app's author), ``fastapi_mrtr.wire``
+Six modules are public, one per audience: ``fastapi_mrtr`` (an app's author), ``fastapi_mrtr.wire``
 (the wire vocabulary and MRTR helpers), ``fastapi_mrtr.state`` (sealing and replay stores),
-``fastapi_mrtr.client`` and ``fastapi_mrtr.client.auth``. Every other module is private: tests may
+``fastapi_mrtr.stdio`` (serving over stdin/stdout), ``fastapi_mrtr.client`` and
+``fastapi_mrtr.client.auth``. Every other module is private: tests may
 import it, the README, docs/ and the example app may not. Changing a list below is changing the
 public API, on purpose.
 """
@@ -93,6 +94,7 @@ EXPECTED: dict[str, list[str]] = {
         "StateKeyRing",
         "arguments_digest",
     ],
+    "fastapi_mrtr.stdio": ["AUTHORIZATION_ENV", "serve_stdio", "serve_stdio_async"],
     "fastapi_mrtr.client": [
         "ClientOptions",
         "CreateMessageRequestParams",
