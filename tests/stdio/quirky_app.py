@@ -108,4 +108,13 @@ async def ask(ctx: Context) -> dict[str, str]:
     return {"hello": answer.content.name if answer.content else "nobody"}
 
 
+@mcp.tool()
+@app.post("/poke")
+async def poke(ctx: Context) -> dict[str, bool]:
+    """Reports progress, then says the tool list changed (a notification for every listener)."""
+    await ctx.report_progress(1, 2, "halfway")
+    mcp.notify_tools_changed()
+    return {"poked": True}
+
+
 app.mount("/mcp", mcp)

@@ -172,6 +172,27 @@ async def test_a_2025_call_waiting_for_its_answer_does_not_block_the_pipe(marker
         assert done["result"]["structuredContent"] == {"hello": "Ada"}
 
 
+async def test_notifications_reach_the_client_in_both_eras(markers: Path) -> None:
+    async with StdioServer.run(APP, env=environment(markers)) as server:
+        modern_call = call("poke", progressToken="p-1")
+        answer = await server.request(1, "tools/call", modern_call)
+        assert answer["result"]["structuredContent"] == {"poked": True}
+        progress = [m for m in server.messages if m.get("method") == "notifications/progress"]
+        assert [m["params"]["progressToken"] for m in progress] == ["p-1"]
+        await server.request(2, "initialize", INITIALIZE)
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await asyncio.sleep(0.5)  # the session's GET stream is open by now
+        await server.request(3, "tools/call", {"name": "poke", "arguments": {}})
+        while not any(m.get("method") == "notifications/tools/list_changed" for m in server.messages):
+            await server.receive()  # on the session's stream, for the 2025-era client
+    sent = {
+        1: {"id": 1, "method": "tools/call", "params": modern_call},
+        2: {"id": 2, "method": "initialize", "params": INITIALIZE},
+        3: {"id": 3, "method": "tools/call", "params": {"name": "poke", "arguments": {}}},
+    }
+    assert stream_issues(server.lines, sent, {}) == []
+
+
 async def test_identity_comes_from_the_environment(markers: Path) -> None:
     env = environment(markers, MRTR_STDIO_AUTHORIZATION="Bearer stdio-secret")
     async with StdioServer.run(APP, env=env) as server:
