@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 
 from fastapi_mrtr.client._forms import TerminalElicitor
-from fastapi_mrtr.client.cli import Terminal
 from fastapi_mrtr.client._handlers import (
     InputRequestInfo,
     _current,
@@ -13,6 +12,7 @@ from fastapi_mrtr.client._handlers import (
     same_question,
 )
 from fastapi_mrtr.client._text import printable
+from fastapi_mrtr.client.cli import Terminal
 from fastapi_mrtr.wire.mrtr import InputRequest
 
 QUESTION = {"mode": "form", "message": "Pick", "requestedSchema": {"type": "object", "properties": {}}}
