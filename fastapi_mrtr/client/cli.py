@@ -184,7 +184,10 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
                 roots = ListRootsResult(roots=[Root(uri=uri) for uri in args.root])
                 client.set_roots_handler(lambda: roots)
         era = await client.connect()
-        await client.set_log_level(None if args.log_level == "off" else args.log_level)
+        try:
+            await client.set_log_level(None if args.log_level == "off" else args.log_level)
+        except McpError as exc:  # a 2025-era server that declares logging yet refuses the level
+            terminal.say(f"(the server did not take log level {args.log_level}: {exc.message})")
         # Only a reply proves there is a server: a pinned era connects lazily. A tool command lists
         # the tools first anyway (their x-mcp-header annotations decide a call's Mcp-Param-*
         # headers); a pinned 2026-07-28 era that has sent nothing yet asks server/discover.
