@@ -62,8 +62,10 @@ from fastapi_mrtr.wire.mrtr import (
     make_input_response_from_list_roots_result,
 )
 from fastapi_mrtr.wire.protocol import (
+    LOG_LEVELS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     CallToolResult,
@@ -136,6 +138,7 @@ class MrtrClient:
         self._handlers = InputHandlers()
         self._ids = itertools.count(1)
         self._protocol_version = self.options.protocol_version
+        self._log_level: str | None = None  # the 2026-07-28 logLevel of every request (set_log_level)
         self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
         self._invalid_tools: dict[str, str] = {}
         self.validate_structured_content = validate_structured_content
@@ -263,6 +266,26 @@ class MrtrClient:
         await self._ensure_era()
         assert self._era is not None
         return self._era
+
+    async def set_log_level(self, level: str | None) -> bool:
+        """Ask for the server's log messages (``notifications/message``, given to
+        ``on_notification``) at ``level`` (one of ``LOG_LEVELS``) and above; ``None`` asks for none.
+
+        On the 2026-07-28 wire the level rides in the ``_meta`` of every later request
+        (``io.modelcontextprotocol/logLevel``; a ``meta=`` of your own wins). A 2025-era session
+        has one level, set now with ``logging/setLevel`` if the server declared ``logging``;
+        ``None`` cannot be sent there. Returns whether the server was told.
+        """
+        if level is not None and level not in LOG_LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        await self._ensure_era()
+        self._log_level = level
+        if self._era != "legacy":
+            return True
+        if level is None or "logging" not in self._legacy.server_capabilities:
+            return False
+        await self._request("logging/setLevel", {"level": level}, None, None)
+        return True
 
     # --- methods without MRTR --------------------------------------------------------------
 
@@ -538,6 +561,8 @@ class MrtrClient:
         meta[META_PROTOCOL_VERSION] = self._protocol_version
         meta[META_CLIENT_INFO] = dump(self.options.client_info)
         meta[META_CLIENT_CAPABILITIES] = self._handlers.capabilities()
+        if self._log_level is not None:
+            meta.setdefault(META_LOG_LEVEL, self._log_level)
         if progress_token is not None:
             meta["progressToken"] = progress_token
         return meta

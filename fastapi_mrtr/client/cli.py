@@ -1,30 +1,36 @@
-"""``python -m fastapi_mrtr.client URL [TOOL [key=value ...]] [--json '{...}']``
+"""``python -m fastapi_mrtr.client URL [COMMAND ...] [options]``
 
-Without a tool: lists the server's tools. With one: calls it, asks you at the terminal for every
-elicitation the server needs (the MRTR loop retries with your answers) and prints the result.
-A sampling request asks you to type the model's reply; ``--root URI`` (repeatable) declares the
-roots a server may ask for. It talks to servers of either era (``--era``, ``auto`` by default) and
-says on stderr which one it found. Prompts and progress go to stderr, the result to stdout.
-Exit status: 0 ok, 1 the tool reported an error (``isError``), 2 the call failed (a result that
-breaks the tool's ``outputSchema`` too, unless ``--no-validate``), 130 interrupted.
+Lists and calls tools, lists and gets prompts, lists and reads resources and resource templates
+(the commands: :mod:`fastapi_mrtr.client._cli_commands`, or ``--help``). It asks you at the
+terminal for every elicitation the server needs (the MRTR loop retries with your answers, on
+prompts and resources as on tools); a sampling request asks you to type the model's reply;
+``--root URI`` (repeatable) declares the roots a server may ask for. It talks to servers of either
+era (``--era``, ``auto`` by default) and says on stderr which one it found. The server's log
+messages at ``--log-level`` (default ``warning``) and above go to stderr, as do questions and
+progress; the result goes to stdout, readable or (``--json``) as one JSON document.
+Exit status: 0 ok, 1 the tool reported an error (``isError``), 2 the command failed (a result
+that breaks the tool's ``outputSchema`` too, unless ``--no-validate``), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import sys
 import warnings
 from collections.abc import Sequence
 from types import FrameType
-from typing import Any, TextIO, get_args
+from typing import TextIO, get_args
 
 import anyio
 import httpx
 
+from fastapi_mrtr.client._cli_commands import PreparedCommand, commands_help, execute, split_json_flag
+from fastapi_mrtr.client._cli_commands import parse_arguments as parse_arguments
+from fastapi_mrtr.client._cli_output import json_document, log_line
+from fastapi_mrtr.client._cli_output import render_result as render_result
 from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClientError
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
@@ -33,28 +39,36 @@ from fastapi_mrtr.client._types import ProgressNotification
 from fastapi_mrtr.client.options import ClientMode, ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import CreateMessageRequestParams, CreateMessageResult, ListRootsResult, Root
-from fastapi_mrtr.wire.protocol import (
-    AudioContent,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    Tool,
-)
+from fastapi_mrtr.wire.protocol import LOG_LEVELS, JSONRPCNotification, TextContent
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m fastapi_mrtr.client",
-        description="Call MCP tools (2026-07-28 or 2025-era servers) from a terminal, answering their questions.",
+        usage="%(prog)s URL [COMMAND ...] [options]",
+        description="Use an MCP server (2026-07-28 or 2025-era) from a terminal or a script, answering its questions.",
+        epilog=commands_help()
+        + "\n\n--json prints one JSON document on stdout for scripts; questions, progress, log messages"
+        "\nand errors go to stderr. Exit status: 0 ok, 1 the tool reported an error, 2 failure.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("url", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
-    parser.add_argument("tool", nargs="?", help="the tool to call (omit to list the tools)")
+    parser.add_argument("words", nargs="*", metavar="COMMAND", help="a command (listed below); none lists the tools")
     parser.add_argument(
-        "arguments", nargs="*", metavar="key=value", help="tool arguments; values are parsed as JSON when they parse"
+        "--json",
+        dest="json_output",
+        action="store_true",
+        help="print the result as one JSON document (followed by a '{...}' object, it is --arguments instead)",
     )
-    parser.add_argument("--json", dest="json_arguments", metavar="OBJECT", help="tool arguments as one JSON object")
+    parser.add_argument(
+        "--arguments", dest="json_arguments", metavar="OBJECT", help="tool or prompt arguments as one JSON object"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=(*LOG_LEVELS, "off"),
+        default="warning",
+        help="show the server's log messages at this level and above on stderr (default warning)",
+    )
     parser.add_argument(
         "-H", "--header", action="append", default=[], metavar="'Name: value'", help="extra HTTP header (repeatable)"
     )
@@ -77,30 +91,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_value(text: str) -> Any:
-    """JSON if it parses (``3``, ``true``, ``[1,2]``, ``"x"``), else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def parse_arguments(pairs: Sequence[str], json_arguments: str | None) -> dict[str, Any]:
-    """``--json`` first, then ``key=value`` pairs on top. Raises ``ValueError`` with a reason."""
-    arguments: dict[str, Any] = {}
-    if json_arguments:
-        decoded = json.loads(json_arguments)
-        if not isinstance(decoded, dict):
-            raise ValueError("--json must be a JSON object")
-        arguments.update(decoded)
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"expected key=value, got {pair!r}")
-        arguments[key] = parse_value(value)
-    return arguments
-
-
 def parse_headers(lines: Sequence[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for line in lines:
@@ -109,53 +99,6 @@ def parse_headers(lines: Sequence[str]) -> dict[str, str]:
             raise ValueError(f"expected 'Name: value', got {line!r}")
         headers[name.strip()] = value.strip()
     return headers
-
-
-def _argument_hint(key: str, prop: Any, required: bool) -> str:
-    kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
-    return f"{key}=<{kind}>" + ("" if required else "?")
-
-
-def _schema_fields(tool: Tool) -> tuple[dict[str, Any], set[str]]:
-    """A tool's argument properties and required names. Raises ``ValueError`` for a schema whose
-    ``properties`` is no object or whose ``required`` is no list of names: the server's fault."""
-    props = tool.input_schema.get("properties") or {}
-    required = tool.input_schema.get("required") or []
-    if not isinstance(props, dict):
-        raise ValueError(f"tool {tool.name!r} has a malformed inputSchema: properties is not an object")
-    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
-        raise ValueError(f"tool {tool.name!r} has a malformed inputSchema: required is not a list of names")
-    return props, set(required)
-
-
-def render_tools(tools: Sequence[Tool]) -> str:
-    if not tools:
-        return "(no tools)"
-    lines = []
-    for tool in tools:
-        props, required = _schema_fields(tool)
-        args = " ".join(_argument_hint(k, v, k in required) for k, v in props.items())
-        lines.append(f"{tool.name} {args}".rstrip())
-        if tool.description:
-            lines.append(f"    {tool.description}")
-    return "\n".join(lines)
-
-
-def render_result(result: CallToolResult) -> str:
-    parts: list[str] = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            parts.append(block.text)
-        elif isinstance(block, (ImageContent, AudioContent)):
-            parts.append(f"[{block.type} {block.mime_type}, {len(block.data)} base64 chars]")
-        elif isinstance(block, ResourceLink):
-            parts.append(f"[link {block.uri}] {block.name}")
-        elif isinstance(block, EmbeddedResource):
-            text = getattr(block.resource, "text", None)
-            parts.append(text if text is not None else f"[resource {block.resource.uri}]")
-    if not parts and result.structured_content is not None:
-        parts.append(format_json(result.structured_content))
-    return "\n".join(parts)
 
 
 class Terminal:
@@ -209,15 +152,27 @@ class TerminalSampler:
 
 async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -> int:
     terminal = Terminal(inp, err)
+    prepared = PreparedCommand.parse(args.words, args.json_arguments)  # bad input fails before any request
 
     def on_progress(note: ProgressNotification) -> None:
         total = f"/{note.total:g}" if note.total is not None else ""
         terminal.say(f"progress {note.progress:g}{total}" + (f" {note.message}" if note.message else ""))
 
+    def on_notification(note: JSONRPCNotification) -> None:
+        if note.method == "notifications/message" and args.log_level != "off":
+            line = log_line(note.params or {}, args.log_level)
+            if line is not None:
+                terminal.say(line)
+
     options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds), mode=args.era)
     headers = parse_headers(args.header)
     async with MrtrClient(
-        args.url, options=options, headers=headers, on_progress=on_progress, validate_structured_content=args.validate
+        args.url,
+        options=options,
+        headers=headers,
+        on_progress=on_progress,
+        on_notification=on_notification,
+        validate_structured_content=args.validate,
     ) as client:
         # One terminal holds one conversation: every handler that asks the person is interactive,
         # so they take turns in the order the server listed the requests.
@@ -229,22 +184,24 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
                 roots = ListRootsResult(roots=[Root(uri=uri) for uri in args.root])
                 client.set_roots_handler(lambda: roots)
         era = await client.connect()
-        # Listing first: a pinned era connects lazily, so only a reply proves there is a server.
-        # The tools' x-mcp-header annotations also decide the Mcp-Param-* headers of the call.
-        tools = await client.list_all_tools()
+        try:
+            await client.set_log_level(None if args.log_level == "off" else args.log_level)
+        except McpError as exc:  # a 2025-era server that declares logging yet refuses the level
+            terminal.say(f"(the server did not take log level {args.log_level}: {exc.message})")
+        # Only a reply proves there is a server: a pinned era connects lazily. A tool command lists
+        # the tools first anyway (their x-mcp-header annotations decide a call's Mcp-Param-*
+        # headers); a pinned 2026-07-28 era that has sent nothing yet asks server/discover.
+        tools = await client.list_all_tools() if prepared.command.needs_tools else None
+        if tools is None and args.era == "2026-07-28":
+            await client.discover()
         if era == "legacy":
             name = client.server_info.name if client.server_info is not None else "the server"
             terminal.say(f"(connected to {name}: a 2025-era session, protocol {client.protocol_version})")
         else:
             terminal.say(f"(connected: protocol {client.protocol_version}, stateless)")
-        if args.tool is None:
-            out.write(printable(render_tools(tools)) + "\n")
-            return 0
-        arguments = parse_arguments(args.arguments, args.json_arguments)
-        result = await client.call_tool(args.tool, arguments)
-        assert isinstance(result, CallToolResult)  # auto_fulfill is on
-        out.write(printable(render_result(result)) + "\n")
-        return 1 if result.is_error else 0
+        outcome = await execute(client, prepared, tools)
+        out.write(printable(json_document(outcome.document) if args.json_output else outcome.text) + "\n")
+        return outcome.status
 
 
 def exit_at_once_on_interrupt() -> None:
@@ -276,7 +233,7 @@ def main(
     """Entry point; returns the exit status."""
     inp, out, err = inp or sys.stdin, out or sys.stdout, err or sys.stderr
     # Intermixed: key=value pairs may also follow options (`TOOL --json '{...}' k=v`).
-    args = build_parser().parse_intermixed_args(argv)
+    args = build_parser().parse_intermixed_args(split_json_flag(sys.argv[1:] if argv is None else argv))
     try:
         return anyio.run(run, args, inp, out, err)
     except ValueError as exc:
