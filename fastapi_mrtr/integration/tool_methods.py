@@ -18,7 +18,7 @@ from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.integration.param_headers import check_param_headers
 from fastapi_mrtr.integration.results import error_result, tool_result
-from fastapi_mrtr.integration.route_entry import ToolRouteRefusedError
+from fastapi_mrtr.integration.tool_call import ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError

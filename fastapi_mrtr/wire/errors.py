@@ -25,7 +25,7 @@ status it travels with follows from its code (:func:`http_status_of`)::
     ├── InvalidRequestStateError (state.sealing)    a requestState token that cannot be trusted
     ├── RequestStateTooLargeError (state.sealing, ValueError)
     ├── ReplayDivergedError (engine.context)   with strict_replay: a question changed on replay
-    ├── ToolRouteRefusedError (integration.route_entry)
+    ├── ToolRouteRefusedError (integration.tool_call)
     ├── ClientAnswerError (transport.legacy.shim)   a 2025-era client answered a server request
     │                                               with an error
     ├── InvalidAnswerError (client._forms, ValueError)  the terminal form's typed text does not fit
