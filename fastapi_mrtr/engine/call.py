@@ -8,8 +8,8 @@ rewraps the signal (a user ``except BaseException``, a middleware turning it int
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TypeVar
 
 from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.wire.compat import BaseExceptionGroup
@@ -45,18 +45,19 @@ class CallRecord:
     # Outcomes, written by the context:
     suspended: bool = False
     missing_capability: JSONObject | None = None
-    manual_requests: dict[str, InputRequest] | None = None
+    manual_input_requests: dict[str, InputRequest] | None = None
     manual_state: str | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    # A plain REST call's round: how to seal the next state now, for a 428 built in the handler.
+    seal_now: Callable[[], str] | None = None
 
     def abandon_input(self) -> None:
         self.suspended = False
-        self.manual_requests = None
+        self.manual_input_requests = None
         self.missing_capability = None
 
     @property
     def wants_input(self) -> bool:
-        return self.suspended or self.manual_requests is not None
+        return self.suspended or self.manual_input_requests is not None
 
 
 E = TypeVar("E", bound=BaseException)

@@ -14,11 +14,11 @@ from typing import Protocol
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
-from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.engine.call import SCOPE_KEY, catch_suspension
+from fastapi_mrtr.engine.flow import StateGuard
 from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.call_runner import CallRunner
-from fastapi_mrtr.integration.rest import RECORD_KEY, SEALER_KEY, before_reply, input_required_body
+from fastapi_mrtr.integration.rest import REST_KEY, RestCall, before_reply, input_required_body
 from fastapi_mrtr.transport.http import send_json
 from fastapi_mrtr.wire.json_codec import encode
 
@@ -27,7 +27,7 @@ class ServedEndpoint(Protocol):
     """What the middleware needs of the ``MCP`` it serves (the app module builds on this one)."""
 
     app: FastAPI
-    sealer: FlowSealer
+    state_guard: StateGuard
     call_runner: CallRunner
 
     @property
@@ -86,7 +86,7 @@ class MrtrMiddleware:
                 return
             if scope["path"] == mount:
                 scope = {**scope, "path": mount + "/", "raw_path": (mount + "/").encode()}
-        scope[SEALER_KEY] = self.server.sealer
+        rest = scope[REST_KEY] = RestCall(self.server.state_guard)
         started = False
 
         async def tracking_send(message: Message) -> None:
@@ -98,12 +98,11 @@ class MrtrMiddleware:
 
         with catch_suspension():  # the record says whether the endpoint asked
             await self.app(scope, receive, tracking_send)
-        record: CallRecord | None = scope.get(RECORD_KEY)
-        if record is None or not (record.suspended or record.missing_capability is not None):
+        if rest.round is None or not rest.stopped_to_ask():
             return
         if started:
-            logger.error("an endpoint asked for input after its response had started; the ask is lost")
+            logger.error("an endpoint asked for input after its response had started; the input request is lost")
             return
-        status, body = input_required_body(record)
+        status, body = input_required_body(rest.round)
         await before_reply(scope, status)
         await send_json(send, status, encode(body))
