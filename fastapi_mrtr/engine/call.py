@@ -81,9 +81,12 @@ def find_signal(exc: BaseException) -> BaseException | None:
 
 
 class _SuspensionCatcher:
-    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :func:`catch_suspension`)."""
+    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :data:`catch_suspension`)."""
 
     __slots__ = ()
+
+    def __call__(self) -> _SuspensionCatcher:
+        return self  # ``with catch_suspension():`` reads as well as ``with catch_suspension:``
 
     def __enter__(self) -> None:
         return None
@@ -92,15 +95,11 @@ class _SuspensionCatcher:
         return exc is not None and find_signal(exc) is not None
 
 
-_CATCHER = _SuspensionCatcher()
+catch_suspension = _SuspensionCatcher()
+"""Where a run is caught when it suspends: ``with catch_suspension: await run()``.
 
-
-def catch_suspension() -> _SuspensionCatcher:
-    """Where a run is caught when it suspends: ``with catch_suspension(): await run()``.
-
-    The signal (an unanswered ask, or an input kind the client lacks) is swallowed, also inside an
-    exception group or as the cause of another exception; anything else propagates. The block
-    then ends early and the caller reads the outcome from the :class:`CallRecord`, where the
-    context wrote it before raising. Every layer that runs a handler catches the signal here.
-    """
-    return _CATCHER
+The signal (an unanswered input request, or an input kind the client lacks) is swallowed, also
+inside an exception group or as the cause of another exception; anything else propagates. The
+block then ends early and the caller reads the outcome from the :class:`CallRecord`, where the
+context wrote it before raising. Every layer that runs a handler catches the signal here.
+"""

@@ -137,7 +137,7 @@ class DirectCall:
         for name in self.context_params:
             values[name] = context
         try:
-            with catch_suspension():
+            with catch_suspension:
                 returned = await self.route.dependant.call(**values)
                 return await self._respond(returned, request)
         except Exception as exc:
@@ -188,14 +188,7 @@ class DirectCall:
         route = self.route
         if isinstance(returned, Response):
             return await _sent(returned, request)
-        content = await compat.serialize_returned(route, returned, self.serialize_options)
-        if self.serialize_options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
-            status, body = route.status_code or 200, content
-        else:
-            response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
-            status, body = response.status_code, response.body
-        if not compat.body_allowed(status):
-            body = b""
+        status, body = await compat.json_answer(route, returned, self.serialize_options)
         return CapturedResponse(status, [(b"content-type", b"application/json")], bytearray(body))
 
 

@@ -48,6 +48,7 @@ from fastapi import routing as fastapi_routing
 from fastapi._compat import ModelField, field_annotation_is_sequence
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute, serialize_response
 from fastapi.utils import is_body_allowed_for_status_code
 from pydantic.fields import FieldInfo
@@ -151,6 +152,17 @@ async def serialize_returned(route: Any, returned: Any, options: Mapping[str, An
         exclude_none=route.response_model_exclude_none,
         **options,
     )
+
+
+async def json_answer(route: Any, returned: Any, options: Mapping[str, Any]) -> tuple[int, bytes]:
+    """(status, body) the route's default ``JSONResponse`` answers for its path function's return value."""
+    content = await serialize_returned(route, returned, options)
+    if options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
+        status, body = route.status_code or 200, content
+    else:
+        response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
+        status, body = response.status_code, bytes(response.body)
+    return status, (body if body_allowed(status) else b"")
 
 
 def body_allowed(status: int) -> bool:

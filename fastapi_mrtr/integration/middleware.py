@@ -96,7 +96,7 @@ class MrtrMiddleware:
                 await before_reply(scope, message["status"])
             await send(message)
 
-        with catch_suspension():  # the record says whether the endpoint asked
+        with catch_suspension:  # the record says whether the endpoint asked
             await self.app(scope, receive, tracking_send)
         if rest.round is None or not rest.stopped_to_ask():
             return

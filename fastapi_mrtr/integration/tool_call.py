@@ -134,7 +134,7 @@ class ToolCall:
             await asyncio.Event().wait()  # nothing more to read; the app is cancelled if it waits
             raise AssertionError("unreachable")  # pragma: no cover
 
-        with catch_suspension():  # suspended or missing a capability: the record says which
+        with catch_suspension:  # suspended or missing a capability: the record says which
             await entry(scope, receive, captured.send)
         if self.ticket.refusal is not None:
             raise ToolRouteRefusedError(self.ticket.refusal)
