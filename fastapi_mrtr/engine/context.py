@@ -66,7 +66,7 @@ class ReplayDivergedError(Exception):
 
 
 class _UnawaitedInputRequest:
-    """An ask not yet awaited: ``await`` it, or pass several to ``ctx.gather`` to batch one round."""
+    """An input request not yet awaited: ``await`` it, or pass several to ``ctx.gather`` to batch one round."""
 
     def __init__(self, run: Callable[[], Any], what: str) -> None:
         self._run = run
@@ -332,9 +332,10 @@ class ToolContext:
     async def _request_input(
         self, method: str, params: JSONObject, key: str | None, q: str | None = None
     ) -> tuple[str, str, Any]:
-        """(key, question digest, recorded answer) for this ask, or suspend after recording it as pending.
+        """(key, digest, recorded input response) for this input request; or record the input
+        request in the ledger and suspend the run, when it has no response yet.
 
-        ``q`` is the question digest when the caller already has it.
+        ``q`` is the input request's digest when the caller already has it.
         """
         ledger = self._record.ledger
         key, q, answer, diverged = ledger.look_up(key, method, params, q)
