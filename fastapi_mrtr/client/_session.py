@@ -148,7 +148,13 @@ class MrtrClient:
         self._era: Era | None = None if mode == "auto" else mode
         self._era_lock = anyio.Lock()
         self._legacy = LegacySession(
-            self._rpc, self._handlers, self.options, lambda: self._headers, self._new_id, lambda: self._sink(None, None)
+            self._rpc,
+            self._handlers,
+            self.options,
+            lambda: self._headers,
+            self._new_id,
+            lambda: self._sink(None, None),
+            self._spawn,
         )
         self._background: anyio.abc.TaskGroup | None = None  # reads a 2025-era session's GET stream
 
@@ -158,12 +164,14 @@ class MrtrClient:
         group = anyio.create_task_group()
         await group.__aenter__()
         self._background = group
-
-        def spawn(run: Callable[[], Coroutine[Any, Any, None]]) -> None:
-            group.start_soon(run)
-
-        self._legacy.spawn = spawn
         return self
+
+    def _spawn(self, run: Callable[[], Coroutine[Any, Any, None]]) -> bool:
+        """Run ``run`` in the background while the client is an ``async with`` block."""
+        if self._background is None:
+            return False
+        self._background.start_soon(run)
+        return True
 
     async def __aexit__(
         self,
@@ -179,7 +187,6 @@ class MrtrClient:
         await self._legacy.close()
         group, self._background = self._background, None
         if group is not None:
-            self._legacy.spawn = None
             group.cancel_scope.cancel()
             await group.__aexit__(None, None, None)
         if self._owns_http:

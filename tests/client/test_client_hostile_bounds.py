@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from fastapi_mrtr.client import ClientOptions, InvalidServerResponseError, MrtrClient
-from fastapi_mrtr.client._legacy import MAX_OPEN_SERVER_REQUESTS
+from fastapi_mrtr.client._legacy.server_requests import MAX_OPEN_SERVER_REQUESTS
 from fastapi_mrtr.client._transport import MAX_SSE_LINE_CHARS
 from tests.support import running_server
 
