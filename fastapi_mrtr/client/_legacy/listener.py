@@ -35,7 +35,7 @@ class SessionListener:
         self,
         http: SessionHttp,
         server_requests: ServerRequests,
-        notifications: Callable[[], NotificationSink | None],
+        notifications: NotificationSink | None,
         spawn: Spawner,
     ) -> None:
         self._http = http
@@ -84,8 +84,8 @@ class SessionListener:
                         open_requests.admit()  # too many open ends this stream, logged below
                         ticket = self._server_requests.take_turn(message)
                         answers.start_soon(self._answer, message, ticket, open_requests)
-                    elif (sink := self._notifications()) is not None:
-                        await sink(message)
+                    elif self._notifications is not None:
+                        await self._notifications(message)
         except (StreamClosedError, InvalidServerResponseError, httpx.HTTPError) as exc:
             logger.info("the MCP session's GET stream ended: %s", exc)
         finally:

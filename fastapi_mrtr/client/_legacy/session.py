@@ -41,7 +41,7 @@ class LegacySession:
         options: ClientOptions,
         headers: Callable[[], Mapping[str, str]],
         next_id: Callable[[], int],
-        notifications: Callable[[], NotificationSink | None],
+        notifications: NotificationSink | None,
         spawn: Spawner,
     ) -> None:
         self._handlers = handlers
