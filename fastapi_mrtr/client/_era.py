@@ -53,10 +53,8 @@ class EraTransport(Protocol):
         *,
         progress: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
-        param_headers: Mapping[str, str],
     ) -> JSONObject:
-        """Send one request and return its ``result`` (``param_headers``: ``Mcp-Param-*``, for an
-        era that has them)."""
+        """Send one request and return its ``result``."""
         ...
 
     async def set_log_level(self, level: str | None) -> bool:
@@ -85,7 +83,7 @@ async def probe(modern: ModernTransport) -> Era:
     errors and an HTTP 401 or 403 are raised, not taken for an era.
     """
     try:
-        raw = await modern.request("server/discover", {}, progress=None, meta=None, param_headers={})
+        raw = await modern.request("server/discover", {}, progress=None, meta=None)
     except McpServerError as exc:
         if exc.code in _MODERN_ERRORS:
             raise  # a modern server refusing us: falling back would hide the real problem

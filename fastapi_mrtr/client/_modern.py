@@ -3,6 +3,8 @@
 Nothing is negotiated up front. Every request carries its own ``_meta`` (protocol version, client
 info, the capabilities the registered handlers imply, the log level asked for) and the matching
 headers; a server that refuses our version (-32022) and offers another gets that one instead.
+A ``tools/call`` mirrors its arguments into the ``Mcp-Param-*`` headers the tool declared; a
+header mismatch (-32020, refused before the tool runs) re-learns the tools once and resends.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from fastapi_mrtr.client._errors import McpServerError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._headers import standard_headers
 from fastapi_mrtr.client._notifications import notification_sink
+from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions
-from fastapi_mrtr.wire.errors import UNSUPPORTED_PROTOCOL_VERSION
+from fastapi_mrtr.wire.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from fastapi_mrtr.wire.protocol import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -41,6 +44,7 @@ class ModernTransport:
         rpc: HttpRpc,
         options: ClientOptions,
         handlers: InputHandlers,
+        tools: ToolCatalogue,
         headers: Callable[[], Mapping[str, str]],
         next_id: Callable[[], int],
         on_progress: ProgressCallback | None,
@@ -49,6 +53,7 @@ class ModernTransport:
         self._rpc = rpc
         self._options = options
         self._handlers = handlers
+        self._tools = tools
         self._headers = headers
         self._next_id = next_id
         self._on_progress = on_progress  # for requests that bring no progress callback of their own
@@ -76,8 +81,30 @@ class ModernTransport:
         *,
         progress: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
+    ) -> JSONObject:
+        if method != "tools/call" or not self._options.mirror_param_headers:
+            return await self._send(method, params, progress, meta, {})
+        for attempt in range(2):
+            mirrored = self._tools.param_headers(params["name"], params.get("arguments"))
+            try:
+                return await self._send(method, params, progress, meta, mirrored)
+            except McpServerError as exc:
+                # Our header cache may be stale (or empty): re-learn the tools once and resend.
+                # Safe on this wire only: a header mismatch is refused before the tool runs.
+                if attempt or exc.code != HEADER_MISMATCH:
+                    raise
+                await self._tools.relearn()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _send(
+        self,
+        method: str,
+        params: JSONObject,
+        progress: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
         param_headers: Mapping[str, str],
     ) -> JSONObject:
+        """One request, sent again once in a version the server offered if it refused ours."""
         progress = progress or self._on_progress
         for attempt in range(2):
             request_id = self._next_id()

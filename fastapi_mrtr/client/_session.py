@@ -20,7 +20,6 @@ import anyio
 import httpx
 
 from fastapi_mrtr.client._era import EraTransport, open_transport
-from fastapi_mrtr.client._errors import McpServerError
 from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
 from fastapi_mrtr.client._legacy.transport import LegacyTransport
 from fastapi_mrtr.client._lifecycle import Lifecycle
@@ -31,7 +30,6 @@ from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions, Era
-from fastapi_mrtr.wire.errors import HEADER_MISMATCH
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,
@@ -110,7 +108,14 @@ class MrtrClient:
         self._tools = ToolCatalogue(self.list_all_tools)
         # The modern wire is also what the probe speaks; the era's transport replaces it once chosen.
         self._modern = ModernTransport(
-            self._rpc, self.options, self._handlers, self._request_headers, self._new_id, on_progress, on_notification
+            self._rpc,
+            self.options,
+            self._handlers,
+            self._tools,
+            self._request_headers,
+            self._new_id,
+            on_progress,
+            on_notification,
         )
         self._transport: EraTransport | None = None
         self._transport_lock = anyio.Lock()
@@ -366,7 +371,7 @@ class MrtrClient:
                 round_params["inputResponses"] = answers
             if state is not None:
                 round_params["requestState"] = state
-            raw = await self._send_round(method, round_params, progress_callback, meta)
+            raw = await self._request(method, round_params, progress_callback, meta)
             return parse_result(raw, model, method)
 
         loop: InputRequiredLoop[R] = InputRequiredLoop(
@@ -374,39 +379,15 @@ class MrtrClient:
         )
         return await loop.run(seed_answers(input_responses), request_state)
 
-    async def _send_round(
-        self,
-        method: str,
-        params: JSONObject,
-        progress_callback: ProgressCallback | None,
-        meta: Mapping[str, Any] | None,
-    ) -> JSONObject:
-        if method != "tools/call" or not self.options.mirror_param_headers:
-            return await self._request(method, params, progress_callback, meta)
-        for attempt in range(2):
-            mirrored = self._tools.param_headers(params["name"], params.get("arguments"))
-            try:
-                return await self._request(method, params, progress_callback, meta, mirrored)
-            except McpServerError as exc:
-                # Our header cache may be stale (or empty): re-learn the tools once and resend.
-                # Safe: a header mismatch is rejected before the tool runs.
-                if attempt or exc.code != HEADER_MISMATCH:
-                    raise
-                await self.list_all_tools()
-        raise AssertionError("unreachable")  # pragma: no cover
-
     async def _request(
         self,
         method: str,
         params: JSONObject,
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
-        param_headers: Mapping[str, str] | None = None,
     ) -> JSONObject:
         transport = await self._era_transport()
-        return await transport.request(
-            method, params, progress=progress_callback, meta=meta, param_headers=param_headers or {}
-        )
+        return await transport.request(method, params, progress=progress_callback, meta=meta)
 
     async def _era_transport(self) -> EraTransport:
         """The era's transport, chosen on first use (probe, or ``initialize``) and kept."""

@@ -47,6 +47,10 @@ class ToolCatalogue:
         self._schemas.learn(tool, ttl_ms)
         return True
 
+    async def relearn(self) -> None:
+        """List every tool again, so that what we keep of each is the server's current word."""
+        await self._list_all()
+
     def check_callable(self, name: str) -> None:
         """Raise :class:`InvalidToolHeadersError` for a tool whose listing was invalid."""
         if name in self._invalid:

@@ -72,9 +72,8 @@ class LegacyTransport:
         *,
         progress: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
-        param_headers: Mapping[str, str],
     ) -> JSONObject:
-        """``param_headers`` are ignored: the 2025 era has no ``Mcp-Param-*`` headers."""
+        """One request in the session (the 2025 era has no ``Mcp-Param-*`` headers to mirror)."""
         progress = progress or self._on_progress
         # A progress token may repeat across calls in a session, so it is unique per request.
         token = f"mrtr-progress-{self._next_id()}" if progress is not None else None
@@ -88,7 +87,7 @@ class LegacyTransport:
         """``logging/setLevel`` now, if the server declared ``logging``; ``None`` cannot be sent."""
         if level is None or "logging" not in self.session.server_capabilities:
             return False
-        await self.request("logging/setLevel", {"level": level}, progress=None, meta=None, param_headers={})
+        await self.request("logging/setLevel", {"level": level}, progress=None, meta=None)
         return True
 
     async def aclose(self) -> None:
