@@ -118,7 +118,7 @@ async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = F
         return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
     except Exception:
         logger.exception("unexpected error while handling %s", rpc.method)
-        return rpc_message(rpc.id, error={"code": INTERNAL_ERROR, "message": "Internal error"})
+        return rpc_message(rpc.id, error=McpError(INTERNAL_ERROR, "Internal error").to_error())
     return rpc_message(rpc.id, result=legacy_result(result))
 
 

@@ -32,11 +32,10 @@ from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.era import SESSION_HEADER
 from fastapi_mrtr.transport.legacy.events import EventLog
 from fastapi_mrtr.transport.legacy.replies import (
-    refuse,
-    refuse_params,
+    invalid_params,
+    invalid_request,
     relay_down,
     rpc_message,
-    session_not_found,
     streams_full,
     valid_id,
 )
@@ -46,10 +45,7 @@ from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
 from fastapi_mrtr.transport.legacy.shapes import legacy_error, operation
 from fastapi_mrtr.transport.legacy.shim import LegacyShim
 from fastapi_mrtr.transport.legacy.streams import CallAnswer
-from fastapi_mrtr.wire.errors import (
-    METHOD_NOT_FOUND,
-    McpError,
-)
+from fastapi_mrtr.wire.errors import METHOD_NOT_FOUND, McpError, SessionNotFoundError
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import (
     LEGACY_PROTOCOL_VERSIONS,
@@ -110,50 +106,39 @@ class LegacyEndpoint:
     async def post(self, message: Any, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         self._loop = asyncio.get_running_loop()
         if not isinstance(message, dict):
-            await refuse(send, 400, None, "Invalid request: send one JSON-RPC object per POST (no batches)")
-            return
+            raise invalid_request("Invalid request: send one JSON-RPC object per POST (no batches)")
         request_id = message.get("id") if valid_id(message.get("id")) else None
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:  # the era check sends only an initialize without a session here
             await self._initialize(message, request_id, headers, send)
             return
-        found = await self._session(session_id, headers, send, request_id)
-        if found is None:
-            return
-        info, level = found
+        info, level = await self._session(session_id, headers, request_id)
         version = headers.get("mcp-protocol-version")
         if version is not None and version.strip() != info.protocol_version:
-            await refuse(
-                send,
-                400,
-                request_id,
+            raise invalid_request(
                 f"Bad request: MCP-Protocol-Version {version.strip()!r} is not this session's "
                 f"({info.protocol_version})",
+                request_id,
             )
-            return
         if message.get("jsonrpc") != "2.0":
-            await refuse(send, 400, request_id, 'Invalid request: needs jsonrpc "2.0"')
-            return
+            raise invalid_request('Invalid request: needs jsonrpc "2.0"', request_id)
         method = message.get("method")
         if method is None and "id" in message:
             await self.answers.receive(info, message, send)
             return
         if not isinstance(method, str) or not method:
-            await refuse(send, 400, request_id, "Invalid request: needs a method")
-            return
+            raise invalid_request("Invalid request: needs a method", request_id)
         params = message.get("params")
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            await refuse(send, 400, request_id, "Invalid request: params must be an object")
-            return
+            raise invalid_request("Invalid request: params must be an object", request_id)
         if "id" not in message:
             await self._notification(info, method, params)
             await send_empty(send, 202)
             return
         if request_id is None:
-            await refuse(send, 400, None, "Invalid request: id must be a string or an integer")
-            return
+            raise invalid_request("Invalid request: id must be a string or an integer")
         session = _Session(info, level, self._caller(scope, headers))
         await self._request(session, request_id, method, params, scope, receive, send, headers)
 
@@ -162,25 +147,19 @@ class LegacyEndpoint:
     ) -> None:
         params = message.get("params")
         if request_id is None or "id" not in message:
-            await refuse(send, 400, None, "Invalid request: initialize needs an id")
-            return
+            raise invalid_request("Invalid request: initialize needs an id")
         if not isinstance(params, dict) or not isinstance(params.get("protocolVersion"), str):
-            await refuse_params(send, request_id, "initialize needs params.protocolVersion")
-            return
+            raise invalid_params("initialize needs params.protocolVersion", request_id)
         capabilities = params.get("capabilities")
         client_info = params.get("clientInfo")
         if not isinstance(capabilities, dict) or (client_info is not None and not isinstance(client_info, dict)):
-            await refuse_params(
-                send, request_id, "initialize needs params.capabilities (an object) and params.clientInfo"
-            )
-            return
+            raise invalid_params("initialize needs params.capabilities (an object) and params.clientInfo", request_id)
         requested = params["protocolVersion"]
         version = requested if requested in LEGACY_PROTOCOL_VERSIONS else LEGACY_PROTOCOL_VERSIONS[0]
         try:
             session_id, _ = self.ids.mint(version, capabilities, client_info or {}, self._principal(headers))
         except ValueError as exc:
-            await refuse_params(send, request_id, str(exc))
-            return
+            raise invalid_params(str(exc), request_id) from None
         result: JSONObject = {
             "protocolVersion": version,
             "capabilities": self.server_capabilities(),
@@ -230,18 +209,17 @@ class LegacyEndpoint:
             except McpError as exc:
                 message = rpc_message(request_id, error=legacy_error(exc, operation(method, params)))
             except Exception as exc:  # Redis
-                await relay_down(send, request_id, exc)
-                return
+                raise relay_down(exc, request_id) from exc
             await send_json(send, 200, encode(message))
             return
         handler = None if method in MODERN_ONLY_METHODS else self._methods().get(method)
         if handler is None:
-            error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+            # An answer, not a refusal: the 2025 era sends a method's errors in a 200 response.
+            error = legacy_error(McpError(METHOD_NOT_FOUND, f"Method not found: {method}"))
             await send_json(send, 200, encode(rpc_message(request_id, error=error)))
             return
         if method == "initialize":
-            await refuse(send, 400, request_id, "Invalid request: this session is already initialized")
-            return
+            raise invalid_request("Invalid request: this session is already initialized", request_id)
         if method in CALL_METHODS:
             await self._call(session, handler, request_id, method, params, scope, receive, send, headers)
             return
@@ -263,12 +241,10 @@ class LegacyEndpoint:
     ) -> None:
         live = self.live.attach(session.info)
         if request_id in live.calls:
-            await refuse(send, 400, request_id, f"Invalid request: request id {request_id!r} is already in flight")
-            return
+            raise invalid_request(f"Invalid request: request id {request_id!r} is already in flight", request_id)
         if not self.live.open_stream(session.caller):
             self.live.release(live)
-            await streams_full(send, request_id, self.live, session.caller)
-            return
+            raise streams_full(self.live, session.caller, request_id)
         live.writers += 1
         can_stream = "text/event-stream" in headers.get("accept", "")
         log = EventLog(self.live.new_id())
@@ -352,25 +328,18 @@ class LegacyEndpoint:
     async def get(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         """The session's stream of notifications, or the rest of a stream named by ``Last-Event-ID``."""
         self._loop = asyncio.get_running_loop()
-        found = await self._session(headers[SESSION_HEADER], headers, send, None)
-        if found is None:
-            return
-        info = found[0]
+        info, _ = await self._session(headers[SESSION_HEADER], headers, None)
         if "text/event-stream" not in headers.get("accept", ""):
-            await refuse(send, 406, None, "Not acceptable: the GET stream is text/event-stream")
-            return
+            raise invalid_request("Not acceptable: the GET stream is text/event-stream", http_status=406)
         await self.streams.serve(info, self._caller(scope, headers), headers, receive, send)
 
     async def delete(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        found = await self._session(headers[SESSION_HEADER], headers, send, None)
-        if found is None:
-            return
+        info, _ = await self._session(headers[SESSION_HEADER], headers, None)
         try:
-            await self.cluster.end(found[0])
+            await self.cluster.end(info)
         except Exception as exc:
-            await relay_down(send, None, exc)
-            return
-        self.live.end(found[0].key)
+            raise relay_down(exc) from exc
+        self.live.end(info.key)
         await send_empty(send, 200)
 
     async def aclose(self) -> None:
@@ -421,21 +390,18 @@ class LegacyEndpoint:
         return caller_key(scope)
 
     async def _session(
-        self, session_id: str, headers: dict[str, str], send: Send, request_id: RequestId | None
-    ) -> tuple[SessionInfo, str | None] | None:
-        """The session a request names and its log level, or None once the refusal was sent."""
+        self, session_id: str, headers: dict[str, str], request_id: RequestId | None
+    ) -> tuple[SessionInfo, str | None]:
+        """The session a request names and its log level; refused when it is not (or no longer) one."""
         info = self.ids.open(session_id, self._principal(headers))
         if info is None:
-            await session_not_found(send, request_id)
-            return None
+            raise SessionNotFoundError(request_id)
         try:
             ended, level = await self.cluster.facts(info)
         except Exception as exc:
-            await relay_down(send, request_id, exc)
-            return None
+            raise relay_down(exc, request_id) from exc
         if ended:
-            await session_not_found(send, request_id)
-            return None
+            raise SessionNotFoundError(request_id)
         return info, level
 
 

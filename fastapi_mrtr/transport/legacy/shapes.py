@@ -13,7 +13,6 @@ from typing import Any
 
 from fastapi_mrtr.wire.errors import (
     INVALID_PARAMS,
-    INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
 )
@@ -68,11 +67,4 @@ def missing_capability_error(data: Any, operation: str | None = None) -> JSONObj
         f"Missing required client capability: {names}. {operation or 'This request'} needs it; declare it "
         "in the capabilities of initialize."
     )
-    return {"code": INVALID_PARAMS, "message": message, "data": data}
-
-
-def bad_request(message: str, data: Any = None) -> JSONObject:
-    error: JSONObject = {"code": INVALID_REQUEST, "message": message}
-    if data is not None:
-        error["data"] = data
-    return error
+    return McpError(INVALID_PARAMS, message, data).to_error()
