@@ -11,7 +11,7 @@ to do, with the status and code the 2025 era uses (docs/eras.md): 400 for a malf
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeGuard
 
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.wire.errors import (
@@ -34,7 +34,8 @@ def rpc_message(request_id: RequestId | None, *, result: Any = None, error: JSON
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> TypeGuard[RequestId]:
+    """A JSON-RPC id this server takes: a string or an integer (not a boolean)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
