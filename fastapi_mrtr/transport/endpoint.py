@@ -153,20 +153,8 @@ class RpcEndpoint:
         return status, encode(message)
 
     async def _answer_streaming(self, rpc: RpcRequest, send: Send) -> None:
-        started = False
-
-        async def start() -> None:
-            nonlocal started
-            if not started:
-                started = True
-                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-
-        async def notify(method: str, params: JSONObject) -> None:
-            await start()
-            event = sse_event({"jsonrpc": "2.0", "method": method, "params": params})
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-
-        rpc.notify = notify
+        stream = _LazyStream(send)
+        rpc.notify = stream.notify
         work = asyncio.ensure_future(self._result_or_error(rpc))
         watcher = asyncio.ensure_future(wait_disconnect(rpc.receive))
         done, _ = await asyncio.wait({work, watcher}, return_when=asyncio.FIRST_COMPLETED)
@@ -176,16 +164,34 @@ class RpcEndpoint:
                 await work
             # No message follows a cancel; the empty end only completes the response (see
             # RequestValidator.read_message on a client that left, for why one must be completed).
-            await start()
+            await stream.start()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         watcher.cancel()
         status, message = work.result()
-        if not started and "error" in message:
+        if not stream.started and "error" in message:
             await send_json(send, status, encode(message))
             return
-        await start()
+        await stream.start()
         await send({"type": "http.response.body", "body": sse_event(message), "more_body": False})
+
+
+class _LazyStream:
+    """An SSE answer that starts with its first notification: an error before any is plain JSON."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def start(self) -> None:
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+
+    async def notify(self, method: str, params: JSONObject) -> None:
+        await self.start()
+        event = sse_event({"jsonrpc": "2.0", "method": method, "params": params})
+        await self.send({"type": "http.response.body", "body": event, "more_body": True})
 
 
 def _modern_only(message: JSONObject) -> RequestRejectedError:

@@ -153,6 +153,8 @@ class SessionRequests:
 
     async def _request(self, info: SessionInfo, rpc: RpcRequest, send: Send) -> None:
         method = rpc.method
+        if method == "initialize":  # before the handlers, which have none: it is no unknown method here
+            raise invalid_request("Invalid request: this session is already initialized", rpc.id)
         builtin = self._builtins.get(method)
         if builtin is not None:
             try:
@@ -169,8 +171,6 @@ class SessionRequests:
             error = legacy_error(McpError(METHOD_NOT_FOUND, f"Method not found: {method}"))
             await send_json(send, 200, encode(rpc_message(rpc.id, error=error)))
             return
-        if method == "initialize":
-            raise invalid_request("Invalid request: this session is already initialized", rpc.id)
         if method in CALL_METHODS:
             await self.calls.run(info, caller_key(rpc.scope), handler, rpc, send)
             return
