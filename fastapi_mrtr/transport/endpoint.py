@@ -22,6 +22,7 @@ from fastapi_mrtr.transport.http import (
     header_map,
     send_empty,
     send_json,
+    send_refusal,
     sse_event,
     wait_disconnect,
 )
@@ -30,10 +31,8 @@ from fastapi_mrtr.transport.legacy.era import is_legacy_post, names_session, ope
 from fastapi_mrtr.transport.request import RequestValidator, RpcRequest
 from fastapi_mrtr.wire.errors import (
     INTERNAL_ERROR,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
-    ClientDisconnectedError,
     McpError,
     RequestRejectedError,
     ServerError,
@@ -108,13 +107,8 @@ class RpcEndpoint:
             if self.legacy is None and opens_legacy_session(headers, message):
                 raise _modern_only(message)
             rpc = self._validator.envelope(message, scope, receive, headers)
-        except RequestRejectedError as reject:
-            body = error_body(reject.request_id, reject.code, reject.message, reject.data)
-            extra = [(b"allow", b"POST")] if reject.http_status == 405 else None
-            await send_json(send, reject.http_status, body, extra)
-            return
-        except ClientDisconnectedError:
-            await _answer_departed_client(send)
+        except RequestRejectedError as refusal:  # every refusal of either era, for every verb
+            await send_refusal(send, refusal)
             return
         if rpc is None:  # a notification
             await send_empty(send, 202)
@@ -159,20 +153,8 @@ class RpcEndpoint:
         return status, encode(message)
 
     async def _answer_streaming(self, rpc: RpcRequest, send: Send) -> None:
-        started = False
-
-        async def start() -> None:
-            nonlocal started
-            if not started:
-                started = True
-                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-
-        async def notify(method: str, params: JSONObject) -> None:
-            await start()
-            event = sse_event({"jsonrpc": "2.0", "method": method, "params": params})
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-
-        rpc.notify = notify
+        stream = _LazyStream(send)
+        rpc.notify = stream.notify
         work = asyncio.ensure_future(self._result_or_error(rpc))
         watcher = asyncio.ensure_future(wait_disconnect(rpc.receive))
         done, _ = await asyncio.wait({work, watcher}, return_when=asyncio.FIRST_COMPLETED)
@@ -181,17 +163,35 @@ class RpcEndpoint:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await work
             # No message follows a cancel; the empty end only completes the response (see
-            # _answer_departed_client for why one must be completed).
-            await start()
+            # RequestValidator.read_message on a client that left, for why one must be completed).
+            await stream.start()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         watcher.cancel()
         status, message = work.result()
-        if not started and "error" in message:
+        if not stream.started and "error" in message:
             await send_json(send, status, encode(message))
             return
-        await start()
+        await stream.start()
         await send({"type": "http.response.body", "body": sse_event(message), "more_body": False})
+
+
+class _LazyStream:
+    """An SSE answer that starts with its first notification: an error before any is plain JSON."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def start(self) -> None:
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+
+    async def notify(self, method: str, params: JSONObject) -> None:
+        await self.start()
+        event = sse_event({"jsonrpc": "2.0", "method": method, "params": params})
+        await self.send({"type": "http.response.body", "body": event, "more_body": True})
 
 
 def _modern_only(message: JSONObject) -> RequestRejectedError:
@@ -207,18 +207,6 @@ def _modern_only(message: JSONObject) -> RequestRejectedError:
         {"supported": supported, "requested": requested},
         request_id=message.get("id") if isinstance(message.get("id"), (str, int)) else None,
     )
-
-
-async def _answer_departed_client(send: Send) -> None:
-    """Answer a request whose client left before its body was complete: nothing was dispatched.
-
-    The server drops the answer (the socket is closed), but one must be sent: Starlette's
-    ``BaseHTTPMiddleware`` (every ``@app.middleware("http")``) raises "No response returned."
-    when the app below it returns without one, and the server logs that as a traceback. A 400,
-    as FastAPI answers a plain route whose body was cut short.
-    """
-    body = error_body(None, INVALID_REQUEST, "Invalid request: the client disconnected before the body was complete")
-    await send_json(send, 400, body)
 
 
 def _path_below_endpoint(scope: Scope) -> str:

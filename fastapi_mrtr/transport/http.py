@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from fastapi_mrtr.wire.errors import BodyTooLargeError, ClientDisconnectedError
+from fastapi_mrtr.wire.errors import BodyTooLargeError, ClientDisconnectedError, RequestRejectedError
 from fastapi_mrtr.wire.json_codec import encode
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
@@ -104,6 +104,13 @@ async def send_empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] |
         {"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0"), *(extra or [])]}
     )
     await send({"type": "http.response.body", "body": b""})
+
+
+async def send_refusal(send: Send, refusal: RequestRejectedError) -> None:
+    """Answer a refused request: its HTTP status and headers, and a JSON-RPC error body."""
+    body = encode({"jsonrpc": "2.0", "id": refusal.request_id, "error": refusal.to_error()})
+    extra = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in refusal.headers.items()]
+    await send_json(send, refusal.http_status, body, extra)
 
 
 def sse_event(message: Any) -> bytes:

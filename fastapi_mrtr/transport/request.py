@@ -27,6 +27,8 @@ from fastapi_mrtr.wire.errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     BodyTooLargeError,
+    ClientDisconnectedError,
+    MethodNotAllowedError,
     RequestRejectedError,
 )
 from fastapi_mrtr.wire.headers import decode_header_value
@@ -90,10 +92,6 @@ class RequestValidator:
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
 
-    async def accept(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
-        message = await self.read_message(scope, receive, headers)
-        return self.envelope(message, scope, receive, headers)
-
     def check_peer(self, scope: Scope, headers: dict[str, str]) -> None:
         """Refuse a request from a page on another origin, or sent to a Host this server is not."""
         options = self.options
@@ -119,7 +117,7 @@ class RequestValidator:
         options = self.options
         self.check_peer(scope, headers)
         if scope["method"] != "POST":
-            raise RequestRejectedError(405, INVALID_REQUEST, "Method not allowed: this MCP endpoint accepts POST only")
+            raise MethodNotAllowedError("POST", "Method not allowed: this MCP endpoint accepts POST only")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type != "application/json":
             raise RequestRejectedError(415, INVALID_REQUEST, "Unsupported media type: send application/json")
@@ -132,6 +130,14 @@ class RequestValidator:
         except BodyTooLargeError:
             raise RequestRejectedError(
                 413, INVALID_REQUEST, f"Request body too large (limit {options.max_body_bytes} bytes)"
+            ) from None
+        except ClientDisconnectedError:
+            # Nothing was dispatched and the socket is gone, so the answer is dropped; but one must
+            # be sent: Starlette's BaseHTTPMiddleware (every @app.middleware("http")) raises "No
+            # response returned." when the app below it returns without one, and the server logs
+            # that as a traceback. A 400, as FastAPI answers a plain route whose body was cut short.
+            raise RequestRejectedError(
+                400, INVALID_REQUEST, "Invalid request: the client disconnected before the body was complete"
             ) from None
         try:
             return decode(raw)

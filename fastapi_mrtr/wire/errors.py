@@ -14,8 +14,14 @@ status it travels with follows from its code (:func:`http_status_of`)::
     │   │   │                                   travels with, and whether the client may correct
     │   │   │                                   its request and resend the same requestState
     │   │   └── RequestRejectedError (here)    refused by the endpoint before dispatch (wrong
-    │   │                                       Host, media type, envelope, headers); adds the
-    │   │                                       request id once it has been read
+    │   │       │                               Host, media type, envelope, headers, session);
+    │   │       │                               adds the request id once it has been read and
+    │   │       │                               the HTTP headers the refusal needs
+    │   │       ├── MethodNotAllowedError (here)   405, with the Allow header
+    │   │       ├── SessionNotFoundError (here)    a 2025-era session id that ended, expired or
+    │   │       │                                   never existed: 404 / -32001
+    │   │       └── RetryLaterError (here)         the server cannot serve now (streams full,
+    │   │                                           relay down): 429 or 503, with Retry-After
     │   ├── ResourceNotFoundError              raised by a resource function: -32602 + data.uri
     │   │   (features.resources)
     │   ├── ShimStoppedError                   the legacy shim ended a call (no answer in time,
@@ -49,9 +55,12 @@ status it travels with follows from its code (:func:`http_status_of`)::
             ├── OAuthAuthorizationError
             └── OAuthTokenError
 
-``BodyTooLargeError`` and ``ClientDisconnectedError`` never leave the endpoint: it answers 413
-and 400 for them. Network failures on the client are httpx's own exceptions, unwrapped. No name
-here is one letter-case away from an httpx name, so ``except`` clauses cannot mix them up.
+``BodyTooLargeError`` and ``ClientDisconnectedError`` never leave the endpoint: reading the body
+turns them into refusals (413 and 400). Every refusal of either era is raised and answered in one
+place (``transport.endpoint.RpcEndpoint.__call__``, with ``transport.http.send_refusal``).
+
+Network failures on the client are httpx's own exceptions, unwrapped. No name here is one
+letter-case away from an httpx name, so ``except`` clauses cannot mix them up.
 
 This module imports nothing of the package: every layer, and the client, may use it.
 """
@@ -76,8 +85,11 @@ LEGACY_URL_ELICITATION_REQUIRED = -32042
 
 # The HTTP status a JSON-RPC error travels with, by its code: the one table for both eras. The
 # spec fixes 404 for -32601 and 400 for the request-shape codes (-32602, -32020, -32021,
-# -32022); an internal error is the server's fault, so 500. Anything else is the client's: 400.
-_HTTP_STATUS_OF_CODE = {METHOD_NOT_FOUND: 404, INTERNAL_ERROR: 500}
+# -32022); an internal error is the server's fault, so 500; the 2025 era answers an unknown
+# session 404 (-32001 travels in a 200 response only as a method's answer, when a request timed
+# out). Anything else is the client's: 400. A transport status that no code says (403, 405, 406,
+# 413, 415, 421, 429, 503) is passed to the exception.
+_HTTP_STATUS_OF_CODE = {METHOD_NOT_FOUND: 404, INTERNAL_ERROR: 500, LEGACY_SESSION_NOT_FOUND: 404}
 
 
 def http_status_of(code: int) -> int:
@@ -130,14 +142,52 @@ class RequestRejectedError(ServerError):
     """A request the endpoint refused before any method ran.
 
     ``request_id`` is the JSON-RPC id when the refusal came after it was read, else ``None``
-    (the error response then carries ``"id": null``, as JSON-RPC asks).
+    (the error response then carries ``"id": null``, as JSON-RPC asks). ``headers`` are the HTTP
+    headers the refusal travels with (lower-case names), beside its JSON-RPC error body.
     """
 
     def __init__(
-        self, http_status: int, code: int, message: str, data: Any = None, *, request_id: str | int | None = None
+        self,
+        http_status: int,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        request_id: str | int | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(code, message, data, http_status=http_status)
         self.request_id = request_id
+        self.headers = dict(headers or {})
+
+
+class MethodNotAllowedError(RequestRejectedError):
+    """An HTTP method the endpoint does not serve: 405, naming the ones it does (``Allow``)."""
+
+    def __init__(self, allow: str, message: str) -> None:
+        super().__init__(405, INVALID_REQUEST, message, headers={"allow": allow})
+
+
+class SessionNotFoundError(RequestRejectedError):
+    """A 2025-era request names a session that ended, expired or never existed (or another caller's)."""
+
+    def __init__(self, request_id: str | int | None = None) -> None:
+        super().__init__(
+            http_status_of(LEGACY_SESSION_NOT_FOUND),
+            LEGACY_SESSION_NOT_FOUND,
+            "Session not found: it ended, expired or never existed; send initialize to open a new one",
+            request_id=request_id,
+        )
+
+
+class RetryLaterError(RequestRejectedError):
+    """The server cannot take the request now: 429 (this caller holds its share) or 503, with the
+    seconds to wait in ``Retry-After``."""
+
+    def __init__(self, http_status: int, message: str, retry_after: int, request_id: str | int | None = None) -> None:
+        super().__init__(
+            http_status, INTERNAL_ERROR, message, request_id=request_id, headers={"retry-after": str(retry_after)}
+        )
 
 
 class BodyTooLargeError(Exception):

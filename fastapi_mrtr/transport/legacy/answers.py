@@ -17,13 +17,12 @@ from typing import Any
 
 from starlette.types import Send
 
-from fastapi_mrtr.transport.http import send_empty, send_json
+from fastapi_mrtr.transport.http import send_empty
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
-from fastapi_mrtr.transport.legacy.replies import refuse, relay_down, rpc_message
+from fastapi_mrtr.transport.legacy.replies import invalid_request, relay_down
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
-from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS
-from fastapi_mrtr.wire.json_codec import encode
+from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, RequestRejectedError
 from fastapi_mrtr.wire.protocol import JSONObject
 
 RESTART_GRACE_SECONDS = 15.0  # after a Redis restart, waits may be missing until their replicas write them back
@@ -51,32 +50,26 @@ class ClientAnswers:
             ended = isinstance(answer_id, str) and self.deliver(
                 info.key,
                 answer_id,
-                {"id": answer_id, "error": {"code": INVALID_PARAMS, "message": f"malformed response: {why}"}},
+                {"id": answer_id, "error": McpError(INVALID_PARAMS, f"malformed response: {why}").to_error()},
             )
-            await refuse(
-                send, 400, None, f"Invalid request: {why}" + ("; the call waiting for it was ended" if ended else "")
-            )
-            return
+            raise invalid_request(f"Invalid request: {why}" + ("; the call waiting for it was ended" if ended else ""))
         asker = LiveSessions.replica_of(answer_id)
         if asker is None or not isinstance(answer_id, str):
-            await refuse(send, 400, None, f"Invalid request: this session sent no request {answer_id!r}")
-            return
+            raise invalid_request(f"Invalid request: this session sent no request {answer_id!r}")
         if self._cluster.relay is not None:
             await self._through_relay(info, answer_id, message, send)
             return
         if self.deliver(info.key, answer_id, message):
             await send_empty(send, 202)
         elif asker != self._live.replica_id:
-            await refuse(
-                send,
-                421,
-                None,
+            raise invalid_request(
                 f"Misdirected request: request {answer_id!r} was sent by another server replica, which waits "
                 "for this answer; route each session to one replica (by Mcp-Session-Id) or give the replicas "
                 "a relay (MRTR_REDIS_URL)",
+                http_status=421,
             )
         else:
-            await self._not_awaited(send, info.key, answer_id)
+            raise self._not_awaited(info.key, answer_id)
 
     async def _through_relay(self, info: SessionInfo, answer_id: str, message: JSONObject, send: Send) -> None:
         """Claim the wait for ``answer_id`` in the relay (one answer wins), then hand it to its asker.
@@ -88,29 +81,31 @@ class ClientAnswers:
             await send_empty(send, 202)
             return
         try:
-            owner = await self._cluster.claim(info.key, answer_id)
-            if owner is None and LiveSessions.replica_of(answer_id) != self._live.replica_id:
-                owner = await self._claim_after_restart(info.key, answer_id)
-            if owner is None:
-                await self._not_awaited(send, info.key, answer_id)
-                return
-            if owner.get("r") == self._live.replica_id:
-                delivered = self.deliver(info.key, answer_id, message)
-            else:
-                handover = {"t": "answer", "s": info.key, "id": answer_id, "m": message}
-                delivered = await self._cluster.relay.send(str(owner.get("r")), handover)  # type: ignore[union-attr]
+            delivered = await self._hand_over(info, answer_id, message)
+        except RequestRejectedError:
+            raise
         except Exception as exc:  # Redis
-            await relay_down(send, None, exc)
-            return
-        if delivered:
-            await send_empty(send, 202)
-            return
-        error = {
-            "code": INTERNAL_ERROR,
-            "message": f"Server unavailable: the replica that sent request {answer_id!r} stopped; its call is lost, "
-            "call the tool again",
-        }
-        await send_json(send, 503, encode(rpc_message(None, error=error)))
+            raise relay_down(exc) from exc
+        if not delivered:  # no Retry-After: trying this answer again cannot help
+            raise RequestRejectedError(
+                503,
+                INTERNAL_ERROR,
+                f"Server unavailable: the replica that sent request {answer_id!r} stopped; its call is lost, "
+                "call the tool again",
+            )
+        await send_empty(send, 202)
+
+    async def _hand_over(self, info: SessionInfo, answer_id: str, message: JSONObject) -> bool:
+        """Claim the wait in the relay and deliver the answer to the replica that asked: whether it took it."""
+        owner = await self._cluster.claim(info.key, answer_id)
+        if owner is None and LiveSessions.replica_of(answer_id) != self._live.replica_id:
+            owner = await self._claim_after_restart(info.key, answer_id)
+        if owner is None:
+            raise self._not_awaited(info.key, answer_id)
+        if owner.get("r") == self._live.replica_id:
+            return self.deliver(info.key, answer_id, message)
+        handover = {"t": "answer", "s": info.key, "id": answer_id, "m": message}
+        return await self._cluster.relay.send(str(owner.get("r")), handover)  # type: ignore[union-attr]
 
     async def _claim_after_restart(self, session_key: str, answer_id: str) -> dict[str, Any] | None:
         """A Redis that restarted a moment ago has forgotten every wait, and the replica that asked
@@ -137,8 +132,8 @@ class ClientAnswers:
         self._cluster.answered(session_key, answer_id)
         return True
 
-    async def _not_awaited(self, send: Send, session_key: str, answer_id: str) -> None:
+    def _not_awaited(self, session_key: str, answer_id: str) -> RequestRejectedError:
         why = self._live.why_closed(session_key, answer_id) or (
             "it was answered already, the server stopped waiting, or this session sent no such request"
         )
-        await refuse(send, 400, None, f"Invalid request: no request {answer_id!r} awaits an answer: {why}")
+        return invalid_request(f"Invalid request: no request {answer_id!r} awaits an answer: {why}")

@@ -1,149 +1,143 @@
-"""What a 2025-era call needs while it runs: its way to ask the client, and its one answer.
+"""The calls of 2025-era sessions that may ask the client: ``tools/call``, ``prompts/get``, ``resources/read``.
 
-:class:`CallChannel` is the shim's channel to the client of one call: a question becomes a request
-on the call's stream (noted in the relay, so an answer posted to any replica reaches it), a
-notification an event on it. :func:`answer_rpc` runs the handler and shapes its result or error for
-the 2025 era.
+A call runs as a task of its session's :class:`~fastapi_mrtr.transport.legacy.sessions.LiveSession`
+(:class:`RunningCall`): the shim (:mod:`~fastapi_mrtr.transport.legacy.shim`) calls the handler
+round after round and asks each question through the call's channel
+(:mod:`~fastapi_mrtr.transport.legacy.shim_channel`), every event going to the call's
+:class:`~fastapi_mrtr.transport.legacy.events.EventLog`. The POST that started the call answers
+from that log (:class:`~fastapi_mrtr.transport.legacy.streams.CallAnswer`). A log nobody has read
+to its end stays for a while after the call, for a client that resumes it (SEP-1699).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
-from collections.abc import Awaitable, Callable
 
-from starlette.types import Receive, Scope
+from starlette.types import Send
 
+from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.events import EventLog
-from fastapi_mrtr.transport.legacy.replies import rpc_message
+from fastapi_mrtr.transport.legacy.replies import invalid_request, streams_full
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
-from fastapi_mrtr.transport.legacy.shapes import legacy_error, legacy_result, operation
-from fastapi_mrtr.transport.legacy.shim import ClientAnswerError, ShimStoppedError
+from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc
+from fastapi_mrtr.transport.legacy.shim import LegacyShim
+from fastapi_mrtr.transport.legacy.shim_channel import CallChannel
+from fastapi_mrtr.transport.legacy.streams import CallAnswer
 from fastapi_mrtr.transport.request import RpcRequest
-from fastapi_mrtr.wire.errors import INTERNAL_ERROR, McpError
-from fastapi_mrtr.wire.protocol import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    PROTOCOL_VERSION,
-    JSONObject,
-    RequestId,
-)
 
-logger = logging.getLogger("fastapi_mrtr")
-
-Handler = Callable[[RpcRequest], Awaitable[JSONObject]]
+CALL_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})  # may ask the client
 
 
-class CallChannel:
-    """The shim's way to the client of one call: requests and notifications on the call's stream."""
+class SessionCalls:
+    """Starts the calls of this process's sessions, bounded by the open-stream limits."""
 
-    def __init__(
-        self,
-        sessions: LiveSessions,
-        cluster: SessionCluster,
-        round_timeout: float,
-        live: LiveSession,
-        log: EventLog,
-        can_ask: bool,
-    ) -> None:
-        self._sessions = sessions
-        self._cluster = cluster
-        self._round_timeout = round_timeout
-        self._live = live
-        self._log = log
-        self.can_ask = can_ask
-        self._asked: set[str] = set()
+    def __init__(self, options: ServerOptions, live: LiveSessions, cluster: SessionCluster) -> None:
+        self.options = options
+        self.live = live
+        self.cluster = cluster
 
-    async def ask(self, method: str, params: JSONObject) -> JSONObject:
-        sessions, cluster = self._sessions, self._cluster
-        request_id = sessions.new_id()
-        future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
-        self._live.waiting[request_id] = future
-        self._asked.add(request_id)
+    async def run(self, info: SessionInfo, caller: str, handler: Handler, rpc: RpcRequest, send: Send) -> None:
+        """Run the call ``rpc`` of session ``info`` and answer its POST (JSON, or a stream of events)."""
+        live = self.live.attach(info)
+        if rpc.id in live.calls:
+            raise invalid_request(f"Invalid request: request id {rpc.id!r} is already in flight", rpc.id)
+        if not self.live.open_stream(caller):
+            self.live.release(live)
+            raise streams_full(self.live, caller, rpc.id)
+        call = RunningCall(self, live, rpc, caller)
+        call.start(handler)
+        await call.answer_post(send)
+
+    def close_after(self, info: SessionInfo) -> float:
+        # Only a client that knows SEP-1699 resumes a stream the server closed.
+        return self.options.legacy_sse_close_after if info.primes_streams else 0.0
+
+    def after_stream(self, live: LiveSession, log: EventLog) -> None:
+        """Forget a finished stream nobody can still need, then the session if nothing else runs."""
+        if log.finished and log.stream_id in live.streams and not log.expiring:
+            # Undelivered: a client whose stream broke may resume it for a while; then it goes.
+            log.expiring = True
+            asyncio.get_running_loop().call_later(self.cluster.event_ttl, self._drop_stream, live, log)
+        self.live.release(live)
+
+    def _drop_stream(self, live: LiveSession, log: EventLog) -> None:
+        live.streams.pop(log.stream_id, None)
+        self.live.release(live)
+
+
+class RunningCall:
+    """One call in this process: the task running it through the shim, the log it writes, and the
+    POST answering it. Whichever of the two ends last lets the log and the session go."""
+
+    def __init__(self, calls: SessionCalls, live: LiveSession, rpc: RpcRequest, caller: str) -> None:
+        self.calls = calls
+        self.live = live
+        self.rpc = rpc
+        self.caller = caller
+        self.can_stream = "text/event-stream" in rpc.headers.get("accept", "")
+        self.log = EventLog(calls.live.new_id())
+        config = calls.options.input_required_config
+        self.channel = CallChannel(calls.live, calls.cluster, config.round_timeout, live, self.log, self.can_stream)
+        self.shim = LegacyShim(config.round_timeout, config.max_rounds, live.info.protocol_version)
+        self.answer = CallAnswer(
+            self.log,
+            self.cancel,
+            primes=live.info.primes_streams,
+            close_after=calls.close_after(live.info),
+            on_stream=self._mirror,
+        )
+        self.writing = True  # the POST's response is still being written (it may deliver the log)
+        self.task: asyncio.Task[None] | None = None
+        if self.can_stream:
+            rpc.notify = self.channel.notify
+
+    def start(self, handler: Handler) -> None:
+        self.live.writers += 1
+        self.live.streams[self.log.stream_id] = self.log
+        self.task = asyncio.ensure_future(self._work(handler))
+        self.live.calls[self.rpc.id] = self.task
+        # The slot is the call's, not the response's: a call whose stream was closed for the
+        # client to resume (legacy_sse_close_after) still waits, and still counts.
+        self.task.add_done_callback(self._free_slot)
+
+    def _free_slot(self, task: asyncio.Task[None]) -> None:
+        self.calls.live.close_stream(self.caller)
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    async def answer_post(self, send: Send) -> None:
         try:
-            ttl = self._round_timeout
-            try:
-                await cluster.expect(self._live.key, request_id, self._log.stream_id, ttl)
-            except Exception as exc:  # Redis: the question could not be answered elsewhere
-                raise McpError(INTERNAL_ERROR, "Server unavailable: the session relay is unreachable") from exc
-            self._log.append({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            message = await future
+            if await self.answer.send(self.rpc.receive, send, self.can_stream):
+                self.live.streams.pop(self.log.stream_id, None)
         finally:
-            self._asked.discard(request_id)
-            if request_id in self._live.waiting:
-                sessions.close_request(
-                    self._live, request_id, "the server stopped waiting (the round timed out or the call ended)"
-                )
-                _forget_soon(cluster, self._live.key, request_id)
-        if "error" in message:
-            raise ClientAnswerError(method, message["error"])
-        result = message.get("result")
-        return result if isinstance(result, dict) else {}
+            self.writing = False
+            self.live.writers -= 1
+            self.calls.after_stream(self.live, self.log)
 
-    async def notify(self, method: str, params: JSONObject) -> None:
-        self._log.append({"jsonrpc": "2.0", "method": method, "params": params})
+    async def _work(self, handler: Handler) -> None:
+        tool_errors = self.rpc.method == "tools/call"
+        try:
+            message = await answer_rpc(
+                lambda rpc: self.shim.run(handler, rpc, self.channel), self.rpc, tool_errors=tool_errors
+            )
+        except asyncio.CancelledError:
+            self.log.finish()
+            raise
+        finally:
+            self.live.calls.pop(self.rpc.id, None)
+            self.channel.close()
+            if not self.writing:
+                self.calls.after_stream(self.live, self.log)
+        self.answer.result_message = message
+        self.log.append(message)
+        self.log.finish()
+        if not self.writing:  # the response ended before the call: a resumer may still want it
+            self.calls.after_stream(self.live, self.log)
 
-    def close(self) -> None:
-        for request_id in list(self._asked):
-            self._sessions.close_request(self._live, request_id, "the call ended")
-            _forget_soon(self._cluster, self._live.key, request_id)
-
-
-def _forget_soon(cluster: SessionCluster, session_key: str, request_id: str) -> None:
-    """Drop the relay's note of a wait that ended unanswered (it would expire anyway)."""
-    if cluster.relay is None:
-        return
-
-    async def forget() -> None:
-        with contextlib.suppress(Exception):
-            await cluster.forget(session_key, request_id)
-
-    cluster.spawn(forget())
-
-
-async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = False) -> JSONObject:
-    """The JSON-RPC response to ``rpc`` in 2025 shapes; never raises but for cancellation."""
-    try:
-        result = await handler(rpc)
-    except ShimStoppedError as exc:
-        if tool_errors:  # a tool call the shim had to end is the tool's failure, told to the model
-            return rpc_message(rpc.id, result={"content": [{"type": "text", "text": exc.message}], "isError": True})
-        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
-    except McpError as exc:
-        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
-    except Exception:
-        logger.exception("unexpected error while handling %s", rpc.method)
-        return rpc_message(rpc.id, error={"code": INTERNAL_ERROR, "message": "Internal error"})
-    return rpc_message(rpc.id, result=legacy_result(result))
-
-
-def session_request(
-    info: SessionInfo,
-    log_level: str | None,
-    request_id: RequestId,
-    method: str,
-    params: JSONObject,
-    scope: Scope,
-    headers: dict[str, str],
-    receive: Receive,
-    notify: Callable[[str, JSONObject], Awaitable[None]] | None = None,
-) -> RpcRequest:
-    """The request as the method handlers see it: a ``_meta`` built from the session."""
-    legacy_meta = params.get("_meta")
-    meta: JSONObject = {
-        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-        META_CLIENT_CAPABILITIES: info.client_capabilities,
-        META_CLIENT_INFO: info.client_info,
-        # The 2025 era sends log messages unless the client raised the level (logging/setLevel).
-        META_LOG_LEVEL: log_level or "debug",
-    }
-    if isinstance(legacy_meta, dict) and "progressToken" in legacy_meta:
-        meta["progressToken"] = legacy_meta["progressToken"]
-    return RpcRequest(
-        request_id, method, {**params, "_meta": meta}, meta, scope, headers, receive, notify=notify, legacy=True
-    )
+    def _mirror(self) -> None:
+        """The answer became a stream: copy its events to the relay, for a resumer on another replica."""
+        self.calls.cluster.mirror(self.live.key, self.log, self.rpc.id)

@@ -18,7 +18,7 @@ from starlette.types import Receive, Send
 from fastapi_mrtr.transport.http import SSE_HEADERS, wait_disconnect
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster, relayed_stream
 from fastapi_mrtr.transport.legacy.events import EventLog, parse_event_id
-from fastapi_mrtr.transport.legacy.replies import refuse, relay_down, replica_lost, streams_full
+from fastapi_mrtr.transport.legacy.replies import invalid_request, relay_down, replica_lost, streams_full
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import NOTIFICATION_STREAM, LiveSession, LiveSessions
 from fastapi_mrtr.transport.legacy.streams import follow, follow_relayed
@@ -43,8 +43,7 @@ class SessionStreams:
         last_event_id = headers.get("last-event-id")
         parsed = parse_event_id(last_event_id) if last_event_id is not None else None
         if last_event_id is not None and parsed is None:
-            await refuse(send, 400, None, f"Bad request: Last-Event-ID {last_event_id!r} is not one of ours")
-            return
+            raise invalid_request(f"Bad request: Last-Event-ID {last_event_id!r} is not one of ours")
         live = self.live.attach(info)
         if parsed is not None and parsed[0] != NOTIFICATION_STREAM:
             log = live.stream(parsed[0])
@@ -60,15 +59,12 @@ class SessionStreams:
                     )
                 )
                 status = 421 if owner not in (None, self.live.replica_id) else 400
-                await refuse(send, status, None, f"Bad request: Last-Event-ID {last_event_id!r} {why}")
-                return
+                raise invalid_request(f"Bad request: Last-Event-ID {last_event_id!r} {why}", http_status=status)
         elif live.notification_reader:
-            await refuse(send, 409, None, "Conflict: this session's GET stream is already open")
-            return
+            raise invalid_request("Conflict: this session's GET stream is already open", http_status=409)
         if not self.live.open_stream(caller):
             self.live.release(live)
-            await streams_full(send, None, self.live, caller)
-            return
+            raise streams_full(self.live, caller)
         live.writers += 1
         try:
             if parsed is None or parsed[0] == NOTIFICATION_STREAM:
@@ -110,12 +106,9 @@ class SessionStreams:
         try:
             known = await relay.exists(name)
         except Exception as exc:
-            await relay_down(send, None, exc)
-            return
+            raise relay_down(exc) from exc
         if not known:
-            why = f"Bad request: Last-Event-ID names no stream of this session ({stream_id})"
-            await refuse(send, 400, None, why)
-            return
+            raise invalid_request(f"Bad request: Last-Event-ID names no stream of this session ({stream_id})")
         disconnect = asyncio.ensure_future(wait_disconnect(receive))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})

@@ -1,23 +1,34 @@
 """Modern results and errors in the shapes the 2025 era expects.
 
-The method handlers answer in 2026-07-28 shapes. A 2025-era client gets the same result without
-what that era did not have: no ``resultType``, no caching hints (``ttlMs``, ``cacheScope``), no
-``serverInfo`` in ``_meta`` (it came in the ``initialize`` result). Errors keep their code unless
-the 2025 era had another one (resource not found: -32002); the modern-only codes become the
-plain JSON-RPC code that era had for them, with a message that still names what is missing.
+:func:`answer_rpc` runs a method handler for a 2025-era session and shapes what it returns or
+raises as that era's JSON-RPC response. The method handlers answer in 2026-07-28 shapes. A
+2025-era client gets the same result without what that era did not have: no ``resultType``, no
+caching hints (``ttlMs``, ``cacheScope``), no ``serverInfo`` in ``_meta`` (it came in the
+``initialize`` result). Errors keep their code unless the 2025 era had another one (resource not
+found: -32002); the modern-only codes become the plain JSON-RPC code that era had for them, with
+a message that still names what is missing.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from fastapi_mrtr.transport.legacy.replies import rpc_message
+from fastapi_mrtr.transport.legacy.shim import ShimStoppedError
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
 )
 from fastapi_mrtr.wire.protocol import META_SERVER_INFO, JSONObject
+
+logger = logging.getLogger("fastapi_mrtr")
+
+Handler = Callable[[RpcRequest], Awaitable[JSONObject]]
 
 MODERN_ONLY_RESULT_FIELDS = ("resultType", "ttlMs", "cacheScope")
 
@@ -68,11 +79,22 @@ def missing_capability_error(data: Any, operation: str | None = None) -> JSONObj
         f"Missing required client capability: {names}. {operation or 'This request'} needs it; declare it "
         "in the capabilities of initialize."
     )
-    return {"code": INVALID_PARAMS, "message": message, "data": data}
+    return McpError(INVALID_PARAMS, message, data).to_error()
 
 
-def bad_request(message: str, data: Any = None) -> JSONObject:
-    error: JSONObject = {"code": INVALID_REQUEST, "message": message}
-    if data is not None:
-        error["data"] = data
-    return error
+async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = False) -> JSONObject:
+    """The JSON-RPC response to ``rpc`` in 2025 shapes; never raises but for cancellation.
+
+    Errors here are answers, not refusals: the 2025 era sends a method's errors in its response."""
+    try:
+        result = await handler(rpc)
+    except ShimStoppedError as exc:
+        if tool_errors:  # a tool call the shim had to end is the tool's failure, told to the model
+            return rpc_message(rpc.id, result={"content": [{"type": "text", "text": exc.message}], "isError": True})
+        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
+    except McpError as exc:
+        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
+    except Exception:
+        logger.exception("unexpected error while handling %s", rpc.method)
+        return rpc_message(rpc.id, error=McpError(INTERNAL_ERROR, "Internal error").to_error())
+    return rpc_message(rpc.id, result=legacy_result(result))

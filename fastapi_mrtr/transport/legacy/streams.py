@@ -29,19 +29,19 @@ KEEPALIVE = b": keepalive\n\n"
 
 
 class CallAnswer:
-    """The HTTP answer to one POSTed call whose work runs in ``task`` and writes to ``log``."""
+    """The HTTP answer to one POSTed call whose work writes to ``log`` (``cancel`` stops the work)."""
 
     def __init__(
         self,
         log: EventLog,
-        task: asyncio.Task[Any],
+        cancel: Callable[[], object],
         *,
         primes: bool,
         close_after: float,
         on_stream: Callable[[], object] | None = None,
     ) -> None:
         self.log = log
-        self.task = task
+        self.cancel = cancel
         self.primes = primes
         self.close_after = close_after  # 0: keep the stream open until the call ends
         self.on_stream = on_stream  # called once the answer becomes a stream (one may resume it)
@@ -75,7 +75,7 @@ class CallAnswer:
                 await _body(send, self.log.priming_frame(0))
             delivered = await follow(self.log, 0, send, disconnect, timer)
             if disconnect.done() and not self.log.finished:
-                self.task.cancel()  # the client closed the stream: that cancels the call
+                self.cancel()  # the client closed the stream: that cancels the call
             await _end(send)
             return delivered
         finally:
@@ -88,7 +88,7 @@ class CallAnswer:
             await self.log.wait_beyond(self.log.last_seq)
 
     async def _client_left(self, send: Send) -> None:
-        self.task.cancel()
+        self.cancel()
         # The socket is gone; the answer only completes the ASGI response (see the modern endpoint).
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await _end(send)
