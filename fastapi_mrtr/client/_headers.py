@@ -93,18 +93,20 @@ def _walk(schema: Any, path: tuple[str, ...], *, reachable: bool, found: list[Pa
     if isinstance(properties, Mapping):
         for key, sub in properties.items():
             _walk(sub, (*path, str(key)), reachable=reachable, found=found)
-    for keyword in _SCHEMA_VALUES:
-        _walk(schema.get(keyword), path, reachable=False, found=found)
+    for sub in _other_subschemas(schema):  # an annotation under these is not a property of the call
+        _walk(sub, path, reachable=False, found=found)
+
+
+def _other_subschemas(schema: Mapping[str, Any]) -> list[Any]:
+    """The subschemas reached other than through ``properties`` (items, allOf, $defs, ...)."""
+    subs = [schema.get(keyword) for keyword in _SCHEMA_VALUES]
     for keyword in _SCHEMA_LISTS:
-        subs = schema.get(keyword)
-        if isinstance(subs, list):
-            for sub in subs:
-                _walk(sub, path, reachable=False, found=found)
+        listed = schema.get(keyword)
+        subs += listed if isinstance(listed, list) else []
     for keyword in _SCHEMA_MAPS:
-        subs = schema.get(keyword)
-        if isinstance(subs, Mapping):
-            for sub in subs.values():
-                _walk(sub, path, reachable=False, found=found)
+        mapped = schema.get(keyword)
+        subs += list(mapped.values()) if isinstance(mapped, Mapping) else []
+    return subs
 
 
 def _checked_name(prop: Mapping[str, Any]) -> str:

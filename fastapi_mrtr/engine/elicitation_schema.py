@@ -178,12 +178,24 @@ def _field(prop: JSONObject, defs: dict[str, Any], where: str) -> JSONObject:
         if len(non_null) == 1:  # Optional[X]
             return _field({**non_null[0], **{k: v for k, v in prop.items() if k != "anyOf"}}, defs, where)
         raise _NotAPrimitive(f"{where} is a union of several types; a field has one type")
-    if "const" in prop:  # Literal["x"]: a choice of one
+    prop = _choices_as_strings(prop, where)
+    kind = _primitive_kind(prop, where)
+    return _carried(_shaped(prop, kind, defs, where), kind)
+
+
+def _choices_as_strings(prop: JSONObject, where: str) -> JSONObject:
+    """``Literal``/``Enum`` choices as a string enum (``Literal["x"]`` is a choice of one)."""
+    if "const" in prop:
         prop = {**{k: v for k, v in prop.items() if k != "const"}, "enum": [prop["const"]]}
     if "enum" in prop:
         if not all(isinstance(choice, str) for choice in prop["enum"]):
             raise _NotAPrimitive(f"{where} is a choice of {prop['enum']!r}; the choices of a form are strings")
         prop = {**prop, "type": "string"}
+    return prop
+
+
+def _primitive_kind(prop: JSONObject, where: str) -> str:
+    """The field's JSON type, if a form can carry it with every keyword it has."""
     kind = prop.get("type")
     if kind == "object" or "properties" in prop or "additionalProperties" in prop:
         raise _NotAPrimitive(f"{where} is a nested object (a model, dataclass or dict); a form is flat")
@@ -194,12 +206,22 @@ def _field(prop: JSONObject, defs: dict[str, Any], where: str) -> JSONObject:
     for keyword, why in _UNCARRIED.items():
         if keyword in prop and not (kind == "integer" and keyword.startswith("exclusive")):
             raise _NotAPrimitive(f"{where}: {why}")
+    return str(kind)
+
+
+def _shaped(prop: JSONObject, kind: str, defs: dict[str, Any], where: str) -> JSONObject:
+    """What a kind needs said its own way: integer bounds, a multi-select's choices, titled choices."""
     if kind == "integer":
-        prop = _integer_bounds(prop)
+        return _integer_bounds(prop)
     if kind == "array":
-        prop = {**prop, "items": _choices(prop.get("items"), defs, where)}
+        return {**prop, "items": _choices(prop.get("items"), defs, where)}
     if kind == "string" and "oneOf" in prop and not _titled_choices(prop["oneOf"]):
         raise _NotAPrimitive(f"{where}: oneOf must list {{const, title}} choices of strings")
+    return prop
+
+
+def _carried(prop: JSONObject, kind: str) -> JSONObject:
+    """Only the keywords the kind's primitive schema has; a default or format it cannot take is dropped."""
     out = {k: v for k, v in prop.items() if k in _CARRIED[kind]}
     if "default" in out and not _default_fits(kind, out["default"]):
         del out["default"]

@@ -149,40 +149,55 @@ class DirectCall:
         return bool(getattr(provider, "dependency_overrides", None))
 
     async def _validated(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The route's path, query and body values, or ``None`` when any is invalid: then the
+        route itself answers FastAPI's 422 (the direct path never writes a refusal of its own)."""
         dependant = self.route.dependant
         values: dict[str, Any] = {}
-        if dependant.path_params:
-            path: dict[str, str] = {}
-            for name in self.plan.path_params:
-                value = arguments.get(name)
-                if value is None or isinstance(value, (list, dict)):
-                    return None  # the route answers FastAPI's 422 for a missing or unsendable argument
-                path[name] = str(value)
-            if path_errors(self.route, self.plan, arguments):
-                return None  # not one segment of this route: refused with the 422, as on every path
-            found = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
+        parts = (
+            (dependant.path_params, self._path_values),
+            (dependant.query_params, self._query_values),
+            (dependant.body_params, self._body_values),
+        )
+        for declared, read in parts:
+            if not declared:
+                continue
+            found = await read(arguments)
             if found is None:
-                found, errors = compat.validate_params(dependant.path_params, path)
-                if errors:
-                    return None
-            values.update(found)
-        if dependant.query_params:
-            found = _scalar_values(self.scalar_query, arguments, query_text) if self.scalar_query else None
-            if found is None:
-                if argument_errors(self.plan, arguments):
-                    return None  # a value no query string carries: the route answers its 422
-                query = QueryParams(query_pairs(self.plan, arguments))
-                found, errors = compat.validate_params(dependant.query_params, query)
-                if errors:
-                    return None
-            values.update(found)
-        if dependant.body_params:
-            body = _detached(body_value(self.plan, arguments))
-            found, errors = await compat.validate_body(dependant.body_params, body, self.embed_body_fields)
-            if errors:
                 return None
             values.update(found)
         return values
+
+    async def _path_values(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        path: dict[str, str] = {}
+        for name in self.plan.path_params:
+            value = arguments.get(name)
+            if value is None or isinstance(value, (list, dict)):
+                return None  # a missing or unsendable argument
+            path[name] = str(value)
+        if path_errors(self.route, self.plan, arguments):
+            return None  # not one segment of this route: refused with the 422, as on every path
+        found: dict[str, Any] | None = _scalar_values(self.scalar_path, path, str) if self.scalar_path else None
+        if found is None:
+            found, errors = compat.validate_params(self.route.dependant.path_params, path)
+            return None if errors else found
+        return found
+
+    async def _query_values(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = (
+            _scalar_values(self.scalar_query, arguments, query_text) if self.scalar_query else None
+        )
+        if found is None:
+            if argument_errors(self.plan, arguments):
+                return None  # a value no query string carries
+            query = QueryParams(query_pairs(self.plan, arguments))
+            found, errors = compat.validate_params(self.route.dependant.query_params, query)
+            return None if errors else found
+        return found
+
+    async def _body_values(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        body = _detached(body_value(self.plan, arguments))
+        found, errors = await compat.validate_body(self.route.dependant.body_params, body, self.embed_body_fields)
+        return None if errors else found
 
     async def _respond(self, returned: Any, request: _LazyRequest) -> CapturedResponse:
         route = self.route

@@ -9,6 +9,8 @@ the reader then waits the ``retry`` the server asked for and resumes with a GET 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import anyio
 import anyio.abc
 import httpx
@@ -28,6 +30,14 @@ from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 DEFAULT_RETRY_MS = 1000  # SEP-1699: wait this long before resuming when the server named no retry
 MAX_RETRY_MS = 60_000  # a server's retry hint beyond this is capped, not obeyed
 MAX_IDLE_RESUMES = 3  # resumptions in a row that bring no new event end the call
+
+
+@dataclass
+class _Cursor:
+    """Where a call's stream got to: the last event id to resume from, and the server's retry hint."""
+
+    last_event_id: str | None = None
+    retry_ms: int = DEFAULT_RETRY_MS
 
 
 class CallStream:
@@ -104,42 +114,49 @@ class CallStream:
         """The response from this stream and, if the server closes it early, from the streams
         resumed after it (GET with ``Last-Event-ID``)."""
         request_id = self._request_id
-        last_event_id: str | None = None
-        retry_ms = DEFAULT_RETRY_MS
+        cursor = _Cursor()
         idle = 0
         current = self._response  # the caller closes the first stream; the resumed ones are ours
         while True:
-            seen_before = last_event_id
+            seen_before = cursor.last_event_id
             try:
-                async for event in iter_sse_events(stream_lines(current, request_id)):
-                    if event.event_id is not None:
-                        last_event_id = event.event_id
-                    if event.retry_ms is not None:
-                        retry_ms = min(event.retry_ms, MAX_RETRY_MS)
-                    if not event.data:
-                        continue  # a priming event: only its id matters
-                    decoded = decode_sse_message(event.data)
-                    if "method" in decoded:
-                        if "id" in decoded:
-                            self._on_request(decoded, group)
-                        elif self._sink is not None:
-                            await self._sink(decoded)
-                        continue
-                    result = interpret_reply(decoded, request_id, current.status_code)
-                    if result is not None:
-                        return result
+                result = await self._read_events(current, group, cursor)
+                if result is not None:
+                    return result
             finally:
                 if current is not self._response:
                     await current.aclose()
-            if last_event_id is None:
+            if cursor.last_event_id is None:
                 raise StreamClosedError(f"SSE stream ended before the response to request {request_id!r}")
-            idle = idle + 1 if last_event_id == seen_before else 0
+            idle = idle + 1 if cursor.last_event_id == seen_before else 0
             if idle >= MAX_IDLE_RESUMES:
                 raise StreamClosedError(
                     f"SSE stream of request {request_id!r} resumed {idle} times without a new event"
                 )
-            await anyio.sleep(retry_ms / 1000)
-            current = await self._resume(last_event_id)
+            await anyio.sleep(cursor.retry_ms / 1000)
+            current = await self._resume(cursor.last_event_id)
+
+    async def _read_events(
+        self, current: httpx.Response, group: anyio.abc.TaskGroup, cursor: _Cursor
+    ) -> JSONObject | None:
+        """One stream's events until the response (returned) or the stream's end (``None``)."""
+        async for event in iter_sse_events(stream_lines(current, self._request_id)):
+            if event.event_id is not None:
+                cursor.last_event_id = event.event_id
+            if event.retry_ms is not None:
+                cursor.retry_ms = min(event.retry_ms, MAX_RETRY_MS)
+            if not event.data:
+                continue  # a priming event: only its id matters
+            decoded = decode_sse_message(event.data)
+            if "method" not in decoded:
+                result = interpret_reply(decoded, self._request_id, current.status_code)
+                if result is not None:
+                    return result
+            elif "id" in decoded:
+                self._on_request(decoded, group)
+            elif self._sink is not None:
+                await self._sink(decoded)
+        return None
 
     async def _resume(self, last_event_id: str) -> httpx.Response:
         try:
