@@ -6,6 +6,14 @@ published keys); the scopes an operation needs come from its route's own
 """
 
 from fastapi_mrtr.auth.jwt_verifier import ASYMMETRIC_ALGORITHMS, JwtVerifier
+from fastapi_mrtr.auth.resource_server import OAuthResourceServer
 from fastapi_mrtr.auth.tokens import AccessToken, InvalidTokenError, TokenVerifier
 
-__all__ = ["ASYMMETRIC_ALGORITHMS", "AccessToken", "InvalidTokenError", "JwtVerifier", "TokenVerifier"]
+__all__ = [
+    "ASYMMETRIC_ALGORITHMS",
+    "AccessToken",
+    "InvalidTokenError",
+    "JwtVerifier",
+    "OAuthResourceServer",
+    "TokenVerifier",
+]

@@ -52,7 +52,10 @@ class JwtVerifier:
         if refused or not self.algorithms:
             raise ValueError(f"JwtVerifier takes asymmetric algorithms only ({', '.join(ASYMMETRIC_ALGORITHMS)})")
         self._leeway = leeway_seconds
-        self._http = http or httpx.AsyncClient(timeout=10.0, follow_redirects=False)
+        # Keys are fetched rarely: no connection is kept open between fetches (nor leaked at exit).
+        self._http = http or httpx.AsyncClient(
+            timeout=10.0, follow_redirects=False, limits=httpx.Limits(max_keepalive_connections=0)
+        )
         self._jwks_uri = jwks_uri
         self.keys = JwksCache(self._http, self._find_jwks_uri, refetch_interval=refetch_interval)
 
