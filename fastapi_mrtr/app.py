@@ -27,6 +27,7 @@ from fastapi import FastAPI
 from starlette.routing import Mount
 from starlette.types import Receive, Scope, Send
 
+from fastapi_mrtr.auth.principal import with_verified_principal
 from fastapi_mrtr.auth.resource_server import OAuthResourceServer
 from fastapi_mrtr.engine.flow import FlowSealer, key_ring
 from fastapi_mrtr.engine.options import ServerOptions
@@ -81,6 +82,8 @@ class MCP:
     ) -> None:
         self.app = app
         self.options = _options_with_env_key(options or ServerOptions())
+        if auth is not None:  # requestState and sessions bind to the verified caller (docs/oauth.md)
+            self.options = with_verified_principal(self.options)
         keys = key_ring(self.options)
         if keys.is_ephemeral:
             _warn_if_several_workers()

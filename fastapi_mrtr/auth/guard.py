@@ -22,6 +22,7 @@ from fastapi_mrtr.auth.challenges import (
     send_challenge,
 )
 from fastapi_mrtr.auth.operations import Operation, operations_of
+from fastapi_mrtr.auth.principal import PRINCIPAL_HEADER, principal_of
 from fastapi_mrtr.auth.scopes import ScopeHierarchy
 from fastapi_mrtr.auth.tokens import AccessToken, InvalidTokenError, TokenVerifier
 
@@ -68,6 +69,8 @@ class ResourceGuard:
             )
             await send_challenge(send, 401, challenge, "Unauthorized: access tokens in the query string are refused")
             return
+        # The verified principal is ours to set: a copy sent by the client is dropped first.
+        scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != PRINCIPAL_HEADER.encode()]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         body = BufferedBody(receive)
         operations: list[Operation] = []
@@ -101,6 +104,7 @@ class ResourceGuard:
             await self._insufficient(send, needed, access, request_id)
             return
         scope.setdefault("state", {})[ACCESS_TOKEN_STATE] = access
+        scope["headers"].append((PRINCIPAL_HEADER.encode(), principal_of(access).encode()))
         await endpoint(scope, body.replay, send)
 
     async def _insufficient(self, send: Send, needed: frozenset[str], access: AccessToken, request_id: object) -> None:

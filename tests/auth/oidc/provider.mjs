@@ -4,9 +4,12 @@
 // provider's keys (its JWKS is found through its discovery document). Two static clients use the
 // client credentials grant: `reader` may get `orders:read`, `admin` may get every scope. Dynamic
 // client registration and the authorization code grant with PKCE are on for clients that sign a
-// user in; the login and consent pages are the provider's own development pages (tests fill them
-// in), and every account may be granted every scope. Prints `READY PORT` once it listens; exits
-// when its stdin closes (the test process ended).
+// user in; the login and consent pages are the small forms below (tests fill them in; any password
+// is taken; the consent form's `decline` field lists scopes the user does not grant, as a person
+// unticking a box). Prints `READY PORT` once it listens; exits when its stdin closes (the test
+// process ended).
+import http from 'node:http';
+
 import Provider from 'oidc-provider';
 
 const port = Number(process.argv[2]);
@@ -21,7 +24,7 @@ const provider = new Provider(issuer, {
   scopes: ['openid', 'offline_access', ...SCOPES],
   clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
   features: {
-    devInteractions: { enabled: true },
+    devInteractions: { enabled: false }, // the login and consent pages are below
     clientCredentials: { enabled: true },
     registration: { enabled: true },
     resourceIndicators: {
@@ -37,28 +40,68 @@ const provider = new Provider(issuer, {
       }),
     },
   },
-  pkce: { required: () => true },
-  findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
-  // Consent is given for what the client asked (the tests are the user): the development consent
-  // page still shows, and submitting it grants the requested scopes for the requested resource.
-  async loadExistingGrant(ctx) {
-    const grantId = ctx.oidc.result?.consent?.grantId || ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
-    if (grantId) {
-      const grant = await ctx.oidc.provider.Grant.find(grantId);
-      if (grant) return grant;
-    }
-    const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
-    const requested = ctx.oidc.params.scope ? String(ctx.oidc.params.scope).split(' ') : [];
-    grant.addOIDCScope(requested.filter((s) => s === 'openid' || s === 'offline_access').join(' '));
-    const resource = ctx.oidc.params.resource;
-    if (resource) grant.addResourceScope(String(resource), requested.filter((s) => SCOPES.includes(s)).join(' '));
-    await grant.save();
-    return grant;
+  // A registered client is not held to the scope it registered with: the MCP client registers with
+  // the scopes of its first challenge and asks for more when a 403 steps it up (SEP-2350).
+  extraClientMetadata: {
+    properties: ['software_statement_note'],
+    validator(ctx, key, value, metadata) {
+      if (ctx) delete metadata.scope; // ctx is set for dynamic registrations only, not static clients
+    },
   },
+  pkce: { required: () => true },
+  interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+  findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
 });
 provider.proxy = false;
 
-const server = provider.listen(port, '127.0.0.1', () => process.stdout.write(`READY ${port}\n`));
+async function formOf(req) {
+  let raw = '';
+  for await (const chunk of req) raw += chunk;
+  return new URLSearchParams(raw);
+}
+
+function page(res, uid, prompt, fields) {
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.end(`<!doctype html><title>${prompt}</title><form method="post" action="/interaction/${uid}">`
+    + `<input type="hidden" name="prompt" value="${prompt}"/>${fields}<button type="submit">Continue</button></form>`);
+}
+
+async function interaction(req, res) {
+  const details = await provider.interactionDetails(req, res);
+  const { uid, prompt, params, session } = details;
+  if (req.method === 'GET') {
+    const fields = prompt.name === 'login' ? '<input name="login"/><input name="password" type="password"/>' : '<input name="decline"/>';
+    page(res, uid, prompt.name, fields);
+    return;
+  }
+  const form = await formOf(req);
+  if (prompt.name === 'login') {
+    await provider.interactionFinished(req, res, { login: { accountId: form.get('login') } }, { mergeWithLastSubmission: false });
+    return;
+  }
+  const accountId = session.accountId;
+  const declined = new Set((form.get('decline') ?? '').split(' ').filter(Boolean));
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId, clientId: params.client_id });
+  if (prompt.details.missingOIDCScope) grant.addOIDCScope(prompt.details.missingOIDCScope.join(' '));
+  for (const [resource, scopes] of Object.entries(prompt.details.missingResourceScopes ?? {})) {
+    grant.addResourceScope(resource, scopes.filter((s) => !declined.has(s)).join(' '));
+    grant.rejectResourceScope(resource, scopes.filter((s) => declined.has(s)).join(' '));
+  }
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+}
+
+const handle = provider.callback();
+const server = http.createServer((req, res) => {
+  if (!req.url.startsWith('/interaction/')) return handle(req, res);
+  interaction(req, res).catch((error) => {
+    res.statusCode = 400;
+    res.end(String(error));
+  });
+});
+server.listen(port, '127.0.0.1', () => process.stdout.write(`READY ${port}\n`));
 process.stdin.resume();
 process.stdin.on('end', () => server.close(() => process.exit(0)));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
