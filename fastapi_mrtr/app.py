@@ -124,7 +124,11 @@ class MCP:
         self._playground = Playground() if on else None
         # An OAuth resource server (docs/oauth.md): its metadata routes, and a check before the endpoint.
         self._auth = auth
-        self._guard = auth.attach(app, self.registry, self.options.max_body_bytes) if auth is not None else None
+        self._guard = (
+            auth.attach(app, self.registry, self.prompts, self.resources, self.options.max_body_bytes)
+            if auth is not None
+            else None
+        )
         app.add_middleware(MrtrMiddleware, server=self)
 
     # --- registration -----------------------------------------------------------------------

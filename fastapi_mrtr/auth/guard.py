@@ -27,9 +27,7 @@ from fastapi_mrtr.auth.scopes import ScopeHierarchy
 from fastapi_mrtr.auth.tokens import AccessToken, InvalidTokenError, TokenVerifier
 
 if TYPE_CHECKING:
-    from fastapi.routing import APIRoute
-
-    from fastapi_mrtr.integration.tool_methods import ToolRegistry
+    from fastapi_mrtr.auth.operation_scopes import OperationScopes
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -47,15 +45,13 @@ class ProtectedResource(Protocol):
 
     def scopes_supported(self) -> frozenset[str]: ...
 
-    def route_scopes(self, route: APIRoute) -> frozenset[str]: ...
-
 
 class ResourceGuard:
     """Checks the bearer token of each request to the endpoint against what its operation needs."""
 
-    def __init__(self, server: ProtectedResource, tools: ToolRegistry, max_body_bytes: int) -> None:
+    def __init__(self, server: ProtectedResource, scopes: OperationScopes, max_body_bytes: int) -> None:
         self._server = server
-        self._tools = tools
+        self._scopes = scopes
         self._max_body = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, endpoint: ASGIApp) -> None:
@@ -78,7 +74,7 @@ class ResourceGuard:
             raw = await body.read(self._max_body)
             operations = operations_of(raw) if body.complete else []
         request_id = operations[0].request_id if len(operations) == 1 else None
-        needed = frozenset().union(*(self.scopes_for(op) for op in operations))
+        needed = frozenset().union(*(self._scopes.needed(op) for op in operations))
         token = bearer_token(headers)
         if token is None:
             if needed or not server.allow_anonymous:
@@ -118,10 +114,3 @@ class ResourceGuard:
         )
         data = {"requiredScopes": sorted(needed), "missingScopes": missing}
         await send_challenge(send, 403, challenge, "Forbidden: insufficient scope", request_id, data)
-
-    def scopes_for(self, operation: Operation) -> frozenset[str]:
-        if operation.method == "tools/call" and operation.name is not None:
-            tool = self._tools.resolved().get(operation.name)
-            if tool is not None:
-                return self._server.route_scopes(tool.route)
-        return frozenset()

@@ -16,11 +16,10 @@ ones the endpoint asks for; ``auth.require`` checks the same token on REST calls
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.routing import APIRoute
 from fastapi.security import SecurityScopes
 from starlette.responses import JSONResponse
 
@@ -34,11 +33,16 @@ from fastapi_mrtr.auth.metadata import (
     metadata_path,
     metadata_url,
 )
-from fastapi_mrtr.auth.scopes import ScopeHierarchy, route_scopes
+from fastapi_mrtr.auth.operation_scopes import OperationScopes, mark_scopes
+from fastapi_mrtr.auth.scopes import ScopeHierarchy
 from fastapi_mrtr.auth.tokens import AccessToken, InvalidTokenError, TokenVerifier
 
 if TYPE_CHECKING:
+    from fastapi_mrtr.features.prompts import PromptRegistry
+    from fastapi_mrtr.features.resources import ResourceRegistry
     from fastapi_mrtr.integration.tool_methods import ToolRegistry
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -81,14 +85,20 @@ class OAuthResourceServer:
         self.metadata_url = metadata_url(self.resource)
         self._declared_scopes = list(scopes_supported) if scopes_supported is not None else None
         self._serve_root = serve_root_metadata
-        self._route_scopes: dict[int, frozenset[str]] = {}
-        self._tools: ToolRegistry | None = None
+        self._operations: OperationScopes | None = None
 
     # --- wiring (MCP calls this) -------------------------------------------------------------
 
-    def attach(self, app: FastAPI, tools: ToolRegistry, max_body_bytes: int) -> ResourceGuard:
+    def attach(
+        self,
+        app: FastAPI,
+        tools: ToolRegistry,
+        prompts: PromptRegistry,
+        resources: ResourceRegistry,
+        max_body_bytes: int,
+    ) -> ResourceGuard:
         """Serve the metadata on ``app`` and return the guard for the endpoint."""
-        self._tools = tools
+        self._operations = OperationScopes(tools, prompts, resources)
         own = metadata_path(self.resource)
         taken = {getattr(route, "path", None) for route in app.router.routes}
         paths = [own]
@@ -96,7 +106,7 @@ class OAuthResourceServer:
             paths.append(WELL_KNOWN)  # clients that try the root first find it too, where it is free
         for path in paths:
             app.router.add_route(path, self._metadata, methods=["GET"], include_in_schema=False)
-        return ResourceGuard(self, tools, max_body_bytes)
+        return ResourceGuard(self, self._operations, max_body_bytes)
 
     async def _metadata(self, request: Request) -> JSONResponse:
         document = metadata_document(
@@ -107,19 +117,26 @@ class OAuthResourceServer:
 
     # --- scopes ------------------------------------------------------------------------------
 
-    def route_scopes(self, route: APIRoute) -> frozenset[str]:
-        key = id(route)
-        if key not in self._route_scopes:
-            self._route_scopes[key] = route_scopes(route)
-        return self._route_scopes[key]
+    def scopes(self, *scopes: str) -> Callable[[F], F]:
+        """Mark a prompt or resource function with the scopes it needs (tools use their route's Security).
+
+        @auth.scopes("docs:read")
+        @mcp.resource("docs://{name}")
+        def doc(name: str) -> str: ...
+        """
+        if not scopes or not all(isinstance(scope, str) and scope for scope in scopes):
+            raise ValueError("auth.scopes(...) takes one or more scope names")
+
+        def mark(fn: F) -> F:
+            return mark_scopes(fn, scopes)
+
+        return mark
 
     def scopes_supported(self) -> frozenset[str]:
-        """The scopes given, else every scope a tool's route declares."""
+        """The scopes given, else every scope an operation declares."""
         if self._declared_scopes is not None:
             return frozenset(self._declared_scopes)
-        if self._tools is None:
-            return frozenset()
-        return frozenset().union(*(self.route_scopes(tool.route) for tool in self._tools.resolved().values()))
+        return self._operations.all_declared() if self._operations is not None else frozenset()
 
     async def aclose(self) -> None:
         """Close the verifier's HTTP client, if it has one (``MCP.aclose`` calls this at shutdown)."""

@@ -67,5 +67,18 @@ def build_shop(
         await ctx.report_progress(1, 2)
         return {"deleted": book_id, "by": token.subject}
 
+    # Prompts and resources are plain functions: their scopes are marked with auth.scopes.
+    @auth.scopes("docs:read")
+    @mcp.prompt()
+    def briefing(topic: str) -> str:
+        shop.reached.append("briefing")
+        return f"Brief me on {topic}"
+
+    @auth.scopes("docs:read")
+    @mcp.resource("docs://{name}")
+    def doc(name: str) -> str:
+        shop.reached.append("doc")
+        return f"the {name} document"
+
     app.mount("/mcp", mcp)
     return shop

@@ -90,7 +90,8 @@ async def test_metadata_is_served_at_the_mount_path_and_the_root(
             "resource": RESOURCE,
             "authorization_servers": [issuer.url],
             "bearer_methods_supported": ["header"],
-            "scopes_supported": ["admin", "orders:read", "orders:write"],  # from the routes' Security
+            # From the routes' Security, and auth.scopes on the prompt and resource functions.
+            "scopes_supported": ["admin", "docs:read", "orders:read", "orders:write"],
             "resource_name": "Test shop",
         }
         assert response.headers["access-control-allow-origin"] == "*"
@@ -227,6 +228,31 @@ async def test_the_route_dependency_challenges_rest_callers_the_same_way(
     assert response.status_code == 403
     assert challenge(response)["error"] == "insufficient_scope"
     assert app.reached == []
+
+
+async def test_prompts_and_resources_are_challenged_for_their_marked_scopes(
+    shop: tuple[Shop, str], http: httpx.AsyncClient, issuer: Issuer
+) -> None:
+    app, base = shop
+    lacking = bearer(issuer.mint(KEY, audience=RESOURCE, scope="orders:read"))
+    reading = bearer(issuer.mint(KEY, audience=RESOURCE, scope="docs:read"))
+    requests = [
+        ("prompts/get", "briefing", {"name": "briefing", "arguments": {"topic": "books"}}, "briefing"),
+        ("resources/read", "docs://guide", {"uri": "docs://guide"}, "doc"),
+    ]
+    for method, name, params, function in requests:
+        body = rpc_body(method, params)
+        refused = await http.post(f"{base}/mcp", json=body, headers={**rpc_headers(method, name), **lacking})
+        assert refused.status_code == 403, method
+        assert challenge(refused)["scope"] == "docs:read"
+        assert function not in app.reached
+        served = await http.post(f"{base}/mcp", json=body, headers={**rpc_headers(method, name), **reading})
+        assert served.status_code == 200, served.text
+    assert app.reached == ["briefing", "doc"]
+    listed = await http.post(
+        f"{base}/mcp", json=rpc_body("prompts/list"), headers={**rpc_headers("prompts/list"), **lacking}
+    )
+    assert listed.status_code == 200  # listing needs only a valid token
 
 
 # --- options: a scope hierarchy, anonymous access to unscoped operations ------------------------
