@@ -50,6 +50,7 @@ EXPECTED: dict[str, list[str]] = {
     "fastapi_mrtr.auth": [
         "ASYMMETRIC_ALGORITHMS",
         "AccessToken",
+        "IntrospectionVerifier",
         "InvalidTokenError",
         "JwtVerifier",
         "OAuthResourceServer",

@@ -24,6 +24,11 @@ def metadata_urls(issuer: str) -> list[str]:
 
 async def find_jwks_uri(client: httpx.AsyncClient, issuer: str) -> str:
     """The issuer's ``jwks_uri``, from the first metadata document it serves."""
+    return await find_endpoint(client, issuer, "jwks_uri", "the issuer's signing keys could not be found")
+
+
+async def find_endpoint(client: httpx.AsyncClient, issuer: str, field: str, missing: str) -> str:
+    """One URL field (``jwks_uri``, ``introspection_endpoint``) of the first metadata document the issuer serves."""
     for url in metadata_urls(issuer):
         try:
             response = await client.get(url, headers={"accept": "application/json"})
@@ -39,7 +44,7 @@ async def find_jwks_uri(client: httpx.AsyncClient, issuer: str) -> str:
             continue
         if document.get("issuer") != issuer:
             raise InvalidTokenError(f"the metadata at {url} names another issuer")
-        jwks_uri = document.get("jwks_uri")
-        if isinstance(jwks_uri, str) and jwks_uri:
-            return jwks_uri
-    raise InvalidTokenError("the issuer's signing keys could not be found (no metadata with a jwks_uri)")
+        found = document.get(field)
+        if isinstance(found, str) and found:
+            return found
+    raise InvalidTokenError(f"{missing} (no metadata with a {field})")

@@ -57,16 +57,33 @@ class Issuer:
     url: str = ""
     published: list[SigningKey] = field(default_factory=list)
     jwks_hits: int = 0
+    introspection: dict[str, Any] = field(default_factory=lambda: {"active": False})  # what /introspect answers
+    introspected: list[tuple[str, str]] = field(default_factory=list)  # (token, Authorization header)
 
     def app(self) -> Starlette:
         async def metadata(request: Request) -> JSONResponse:
-            return JSONResponse({"issuer": self.url, "jwks_uri": f"{self.url}/jwks"})
+            return JSONResponse(
+                {"issuer": self.url, "jwks_uri": f"{self.url}/jwks", "introspection_endpoint": f"{self.url}/introspect"}
+            )
 
         async def jwks(request: Request) -> JSONResponse:
             self.jwks_hits += 1
             return JSONResponse({"keys": [key.public_jwk() for key in self.published]})
 
-        return Starlette(routes=[Route("/.well-known/oauth-authorization-server", metadata), Route("/jwks", jwks)])
+        async def introspect(request: Request) -> JSONResponse:
+            form = await request.form()
+            self.introspected.append((str(form.get("token")), request.headers.get("authorization", "")))
+            if request.headers.get("authorization") != "Basic cnM6cnMtc2VjcmV0":  # rs:rs-secret
+                return JSONResponse({"error": "invalid_client"}, status_code=401)
+            return JSONResponse(self.introspection)
+
+        return Starlette(
+            routes=[
+                Route("/.well-known/oauth-authorization-server", metadata),
+                Route("/jwks", jwks),
+                Route("/introspect", introspect, methods=["POST"]),
+            ]
+        )
 
     def mint(
         self,

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from fastapi_mrtr.auth import IntrospectionVerifier
 from tests.auth.oidc_provider import client_credentials_token, oidc_provider
 from tests.auth.serving import serving
 from tests.auth.shop import Shop, build_shop
@@ -61,3 +62,37 @@ def test_tokens_from_oidc_provider_call_tools_or_get_the_403_challenge(issuer: s
         assert wrong.status_code == 401
         assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
         assert shop.reached == ["my_orders", "delete_book"]
+
+
+def test_opaque_tokens_are_checked_by_introspection(issuer: str) -> None:
+    def build(base: str) -> Shop:
+        verifier = IntrospectionVerifier(
+            issuer=issuer, audience=f"{base}/mcp", client_id="introspector", client_secret="introspector-secret"
+        )
+        return build_shop(issuer=issuer, resource=f"{base}/mcp", verifier=verifier)
+
+    with serving(build) as (shop, base):
+        resource = f"{base}/mcp"
+        granted = client_credentials_token(issuer, "opaque-reader", "opaque-secret", resource, "orders:read")
+        opaque = granted.json()["access_token"]
+        assert opaque.count(".") == 0  # not a JWT: only the issuer can say what it is
+        orders = call(base, "my_orders", opaque)
+        assert orders.status_code == 200, orders.text
+        # A client-credentials token acts for no user: the introspection answer names no subject.
+        assert orders.json()["result"]["structuredContent"] == {"subject": None, "orders": [1, 2]}
+        refused = call(base, "delete_book", opaque, {"book_id": 1})
+        assert refused.status_code == 403
+        assert 'scope="admin orders:write"' in refused.headers["www-authenticate"]
+
+        # Another resource's token is active at the issuer, but not for this audience.
+        other = client_credentials_token(
+            issuer, "opaque-reader", "opaque-secret", "https://elsewhere.test/mcp", "orders:read"
+        )
+        wrong = call(base, "my_orders", other.json()["access_token"])
+        assert wrong.status_code == 401
+        assert "audience" in wrong.headers["www-authenticate"]
+        # A token the issuer never issued is not active.
+        unknown = call(base, "my_orders", "made-up-opaque-token")
+        assert unknown.status_code == 401
+        assert "not active" in unknown.headers["www-authenticate"]
+        assert shop.reached == ["my_orders"]

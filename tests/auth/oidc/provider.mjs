@@ -2,7 +2,9 @@
 //
 // It issues JWT access tokens for a resource named with RFC 8707 `resource`, signed with the
 // provider's keys (its JWKS is found through its discovery document). Two static clients use the
-// client credentials grant: `reader` may get `orders:read`, `admin` may get every scope. Dynamic
+// client credentials grant: `reader` may get `orders:read`, `admin` may get every scope, and
+// `opaque-reader` gets `orders:read` as an opaque token, which `introspector` (the resource
+// server's own credentials) checks at the RFC 7662 introspection endpoint. Dynamic
 // client registration and the authorization code grant with PKCE are on for clients that sign a
 // user in; the login and consent pages are the small forms below (tests fill them in; any password
 // is taken; the consent form's `decline` field lists scopes the user does not grant, as a person
@@ -19,6 +21,8 @@ const SCOPES = ['orders:read', 'orders:write', 'admin'];
 const provider = new Provider(issuer, {
   clients: [
     { client_id: 'reader', client_secret: 'reader-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic', scope: 'orders:read' },
+    { client_id: 'opaque-reader', client_secret: 'opaque-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic', scope: 'orders:read' },
+    { client_id: 'introspector', client_secret: 'introspector-secret', grant_types: [], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic' },
     { client_id: 'admin', client_secret: 'admin-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic', scope: SCOPES.join(' ') },
   ],
   scopes: ['openid', 'offline_access', ...SCOPES],
@@ -26,15 +30,16 @@ const provider = new Provider(issuer, {
   features: {
     devInteractions: { enabled: false }, // the login and consent pages are below
     clientCredentials: { enabled: true },
+    introspection: { enabled: true },
     registration: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: (ctx, client, oneOf) => oneOf ?? undefined,
       useGrantedResource: () => true,
-      getResourceServerInfo: (ctx, resourceIndicator) => ({
+      getResourceServerInfo: (ctx, resourceIndicator, client) => ({
         scope: SCOPES.join(' '),
         audience: resourceIndicator,
-        accessTokenFormat: 'jwt',
+        accessTokenFormat: client.clientId.startsWith('opaque-') ? 'opaque' : 'jwt',
         accessTokenTTL: 300,
         jwt: { sign: { alg: 'RS256' } },
       }),
