@@ -27,6 +27,8 @@ from fastapi import FastAPI
 from starlette.routing import Mount
 from starlette.types import Receive, Scope, Send
 
+from fastapi_mrtr.auth.principal import with_verified_principal
+from fastapi_mrtr.auth.resource_server import OAuthResourceServer
 from fastapi_mrtr.engine.flow import StateGuard, key_ring
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.static_questions import check_static_questions
@@ -75,9 +77,13 @@ def _options_with_env_key(options: ServerOptions) -> ServerOptions:
 class MCP:
     """An MCP endpoint (2026-07-28, stateless Streamable HTTP) serving a FastAPI app's routes."""
 
-    def __init__(self, app: FastAPI, *, options: ServerOptions | None = None) -> None:
+    def __init__(
+        self, app: FastAPI, *, options: ServerOptions | None = None, auth: OAuthResourceServer | None = None
+    ) -> None:
         self.app = app
         self.options = _options_with_env_key(options or ServerOptions())
+        if auth is not None:  # requestState and sessions bind to the verified caller (docs/oauth.md)
+            self.options = with_verified_principal(self.options)
         keys = key_ring(self.options)
         if keys.is_ephemeral:
             _warn_if_several_workers()
@@ -116,6 +122,13 @@ class MCP:
         # The playground page (docs/playground.md): on by default wherever the app serves /docs.
         on = self.options.playground if self.options.playground is not None else app.docs_url is not None
         self._playground = Playground() if on else None
+        # An OAuth resource server (docs/oauth.md): its metadata routes, and a check before the endpoint.
+        self._auth = auth
+        self._guard = (
+            auth.attach(app, self.registry, self.prompts, self.resources, self.options.max_body_bytes)
+            if auth is not None
+            else None
+        )
         app.add_middleware(MrtrMiddleware, server=self)
 
     # --- registration -----------------------------------------------------------------------
@@ -319,12 +332,17 @@ class MCP:
         if self._playground is not None and self._playground.serves(scope):  # before any era's GET
             await self._playground(scope, receive, send)
             return
+        if self._guard is not None:
+            await self._guard(scope, receive, send, self._endpoint)
+            return
         await self._endpoint(scope, receive, send)
 
     async def aclose(self) -> None:
         """End this process's 2025-era calls and close the relay (the app's shutdown calls this)."""
         if self._endpoint.legacy is not None:
             await self._endpoint.legacy.aclose()
+        if self._auth is not None:
+            await self._auth.aclose()
         if self.options.relay is not None:
             try:
                 await self.options.relay.aclose()

@@ -16,6 +16,7 @@ fi
 python -m pip install -q --disable-pip-version-check -e ".[dev]"
 bash scripts/install-conformance.sh
 bash scripts/install-js-client.sh  # @modelcontextprotocol/sdk 1.32.2 for tests/legacy_clients
+bash scripts/install-oidc-provider.sh  # oidc-provider 9.13.3: the authorization server of tests/auth
 bash scripts/install-browser.sh  # playwright + Debian's chromium for tests/playground
 
 # Every check runs even when an earlier one fails; any failure fails the run.

@@ -23,6 +23,7 @@ LAYERS = [
     ("integration", ("fastapi_mrtr.integration",)),
     ("features", ("fastapi_mrtr.features",)),
     ("playground", ("fastapi_mrtr.playground",)),
+    ("auth", ("fastapi_mrtr.auth",)),  # the endpoint as an OAuth resource server: above the routes it reads
     ("app", ("fastapi_mrtr.app",)),
     ("stdio", ("fastapi_mrtr.stdio",)),  # on top of the app: the same endpoint, bridged to a pipe
     ("facade", ("fastapi_mrtr",)),

@@ -1,6 +1,7 @@
 """The public API, pinned: each public module's ``__all__`` exactly, and the docs use nothing else.
 
-Six modules are public, one per audience: ``fastapi_mrtr`` (an app's author), ``fastapi_mrtr.wire``
+Seven modules are public, one per audience: ``fastapi_mrtr`` (an app's author), ``fastapi_mrtr.auth``
+(the endpoint as an OAuth resource server), ``fastapi_mrtr.wire``
 (the wire vocabulary and MRTR helpers), ``fastapi_mrtr.state`` (sealing and replay stores),
 ``fastapi_mrtr.stdio`` (serving over stdin/stdout), ``fastapi_mrtr.client`` and
 ``fastapi_mrtr.client.auth``. Every other module is private: tests may
@@ -45,6 +46,15 @@ EXPECTED: dict[str, list[str]] = {
         "ToolContext",
         "__version__",
         "get_context",
+    ],
+    "fastapi_mrtr.auth": [
+        "ASYMMETRIC_ALGORITHMS",
+        "AccessToken",
+        "IntrospectionVerifier",
+        "InvalidTokenError",
+        "JwtVerifier",
+        "OAuthResourceServer",
+        "TokenVerifier",
     ],
     "fastapi_mrtr.wire": [
         "PROTOCOL_VERSION",

@@ -37,6 +37,8 @@ status it travels with follows from its code (:func:`http_status_of`)::
     ├── InvalidAnswerError (client._forms, ValueError)  the terminal form's typed text does not fit
     ├── SessionGoneError (client._legacy)      a 2025-era server forgot our session (404); the
     │                                           client opens a new one, never raised out of it
+    ├── InvalidTokenError (auth.tokens)       an access token the resource server refuses: the
+    │                                           endpoint answers 401 with a Bearer challenge
     ├── BodyTooLargeError (here)               the request body outgrew max_body_bytes
     ├── ClientDisconnectedError (here)         the client left before its body was complete
     └── MrtrClientError (client._errors)       a client-side failure that is not a JSON-RPC
