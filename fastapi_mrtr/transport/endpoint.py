@@ -194,7 +194,6 @@ def _modern_only(message: JSONObject) -> RequestRejectedError:
     requested = params.get("protocolVersion") if isinstance(params, dict) else None
     supported = list(SUPPORTED_PROTOCOL_VERSIONS)
     return RequestRejectedError(
-        400,
         UNSUPPORTED_PROTOCOL_VERSION,
         f"Unsupported protocol version: this server speaks MCP {', '.join(supported)} only, which has no "
         "initialize; send each request with its _meta (protocolVersion, clientCapabilities)",

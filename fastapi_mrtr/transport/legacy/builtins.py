@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from fastapi_mrtr.engine.options import ServerOptions
-from fastapi_mrtr.transport.legacy.calls import Handler
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
+from fastapi_mrtr.transport.legacy.shapes import Handler
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.protocol import LOG_LEVELS, JSONObject
 

@@ -1,149 +1,163 @@
-"""What a 2025-era call needs while it runs: its way to ask the client, and its one answer.
+"""The calls of 2025-era sessions that may ask the client: ``tools/call``, ``prompts/get``, ``resources/read``.
 
-:class:`CallChannel` is the shim's channel to the client of one call: a question becomes a request
-on the call's stream (noted in the relay, so an answer posted to any replica reaches it), a
-notification an event on it. :func:`answer_rpc` runs the handler and shapes its result or error for
-the 2025 era.
+:class:`SessionCalls` starts each as a task of its session's
+:class:`~fastapi_mrtr.transport.legacy.sessions.LiveSession`, within the stream bounds. A
+:class:`RunningCall` is one of them: the shim runs the handler round after round, asking through
+the call's :class:`~fastapi_mrtr.transport.legacy.shim.CallChannel`; everything the call sends
+goes to its event log, which the POST's answer
+(:class:`~fastapi_mrtr.transport.legacy.streams.CallAnswer`) and any resumer follow. A log that
+nobody received to its end is kept for a while (``event_ttl``), for a client that resumes it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
-from starlette.types import Receive, Scope
+from starlette.types import Receive, Scope, Send
 
+from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.events import EventLog
-from fastapi_mrtr.transport.legacy.replies import rpc_message
+from fastapi_mrtr.transport.legacy.replies import invalid_request, streams_full, valid_id
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
-from fastapi_mrtr.transport.legacy.shapes import legacy_error, legacy_result, operation
-from fastapi_mrtr.transport.legacy.shim import ClientAnswerError, ShimStoppedError
+from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc, session_request
+from fastapi_mrtr.transport.legacy.shim import CallChannel, LegacyShim
+from fastapi_mrtr.transport.legacy.streams import CallAnswer
 from fastapi_mrtr.transport.request import RpcRequest
-from fastapi_mrtr.wire.errors import INTERNAL_ERROR, McpError
-from fastapi_mrtr.wire.protocol import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    PROTOCOL_VERSION,
-    JSONObject,
-    RequestId,
-)
+from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
-logger = logging.getLogger("fastapi_mrtr")
-
-Handler = Callable[[RpcRequest], Awaitable[JSONObject]]
+CALL_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})  # may ask the client
 
 
-class CallChannel:
-    """The shim's way to the client of one call: requests and notifications on the call's stream."""
+@dataclass(frozen=True)
+class SessionView:
+    """One request's view of its session: what the id says, the level it set, who is asking."""
+
+    info: SessionInfo
+    log_level: str | None
+    caller: str
+
+
+class SessionCalls:
+    """Starts, answers and cancels the calls of this process's sessions."""
+
+    def __init__(self, options: ServerOptions, live: LiveSessions, cluster: SessionCluster) -> None:
+        self.options = options
+        self.live = live
+        self.cluster = cluster
+
+    async def run(
+        self,
+        session: SessionView,
+        handler: Handler,
+        request: tuple[RequestId, str, JSONObject],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+    ) -> None:
+        """Run one call and answer its POST (JSON, or the SSE stream of its log); refused when it
+        reuses the id of a call in flight or the caller holds its share of streams."""
+        request_id, method, params = request
+        live = self.live.attach(session.info)
+        if request_id in live.calls:
+            raise invalid_request(f"Invalid request: request id {request_id!r} is already in flight", request_id)
+        if not self.live.open_stream(session.caller):
+            self.live.release(live)
+            raise streams_full(self.live, session.caller, request_id)
+        can_stream = "text/event-stream" in headers.get("accept", "")
+        log = EventLog(self.live.new_id())
+        config = self.options.input_required_config
+        channel = CallChannel(self.live, self.cluster, config.round_timeout, live, log, can_stream)
+        rpc = session_request(
+            session.info, session.log_level, request_id, method, params, scope, headers, receive, channel.notify
+        )
+        call = RunningCall(self, live, log, channel, rpc)
+        shim = LegacyShim(config.round_timeout, config.max_rounds, session.info.protocol_version)
+        task = call.start(shim, handler)
+        # The slot is the call's, not the response's: a call whose stream was closed for the
+        # client to resume (legacy_sse_close_after) still waits, and still counts.
+        task.add_done_callback(lambda _: self.live.close_stream(session.caller))
+        answer = CallAnswer(
+            log,
+            task,
+            primes=session.info.primes_streams,
+            close_after=self.options.legacy_sse_close_after if session.info.primes_streams else 0.0,
+            on_stream=lambda: self.cluster.mirror(session.info.key, log, request_id),
+        )
+        await call.respond(answer, receive, send, can_stream)
+
+    def cancel(self, session_key: str, call_id: Any) -> bool:
+        """``notifications/cancelled`` (or a cancel relayed from another replica): whether a call here ended."""
+        live = self.live.get(session_key)
+        task = live.calls.get(call_id) if live is not None and valid_id(call_id) else None
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    def after_stream(self, live: LiveSession, log: EventLog) -> None:
+        """Forget a finished stream nobody can still need, then the session if nothing else runs."""
+        if log.finished and log.stream_id in live.streams and not log.expiring:
+            # Undelivered: a client whose stream broke may resume it for a while; then it goes.
+            log.expiring = True
+            asyncio.get_running_loop().call_later(self.cluster.event_ttl, self._drop_stream, live, log)
+        self.live.release(live)
+
+    def _drop_stream(self, live: LiveSession, log: EventLog) -> None:
+        live.streams.pop(log.stream_id, None)
+        self.live.release(live)
+
+
+class RunningCall:
+    """One call in flight: its work (a task of the session) and the POST that answers it.
+
+    Both ends can finish first. ``responding`` is True while the POST's response is being written:
+    until then that response may still deliver the whole log, so only the later of the two
+    decides whether the log must be kept for a resumer (:meth:`SessionCalls.after_stream`).
+    """
 
     def __init__(
-        self,
-        sessions: LiveSessions,
-        cluster: SessionCluster,
-        round_timeout: float,
-        live: LiveSession,
-        log: EventLog,
-        can_ask: bool,
+        self, calls: SessionCalls, live: LiveSession, log: EventLog, channel: CallChannel, rpc: RpcRequest
     ) -> None:
-        self._sessions = sessions
-        self._cluster = cluster
-        self._round_timeout = round_timeout
-        self._live = live
-        self._log = log
-        self.can_ask = can_ask
-        self._asked: set[str] = set()
+        self.calls = calls
+        self.live = live
+        self.log = log
+        self.channel = channel
+        self.rpc = rpc
+        self.responding = False
 
-    async def ask(self, method: str, params: JSONObject) -> JSONObject:
-        sessions, cluster = self._sessions, self._cluster
-        request_id = sessions.new_id()
-        future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
-        self._live.waiting[request_id] = future
-        self._asked.add(request_id)
+    def start(self, shim: LegacyShim, handler: Handler) -> asyncio.Task[None]:
+        """Start the work as a task of the session, its log open for the POST's answer and resumers."""
+        self.live.writers += 1
+        self.responding = True
+        self.live.streams[self.log.stream_id] = self.log
+        task = asyncio.ensure_future(self._work(shim, handler))
+        self.live.calls[self.rpc.id] = task
+        return task
+
+    async def _work(self, shim: LegacyShim, handler: Handler) -> None:
+        rpc = self.rpc
         try:
-            ttl = self._round_timeout
-            try:
-                await cluster.expect(self._live.key, request_id, self._log.stream_id, ttl)
-            except Exception as exc:  # Redis: the question could not be answered elsewhere
-                raise McpError(INTERNAL_ERROR, "Server unavailable: the session relay is unreachable") from exc
-            self._log.append({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            message = await future
+            message = await answer_rpc(
+                lambda r: shim.run(handler, r, self.channel), rpc, tool_errors=rpc.method == "tools/call"
+            )
+            self.log.end(message)
         finally:
-            self._asked.discard(request_id)
-            if request_id in self._live.waiting:
-                sessions.close_request(
-                    self._live, request_id, "the server stopped waiting (the round timed out or the call ended)"
-                )
-                _forget_soon(cluster, self._live.key, request_id)
-        if "error" in message:
-            raise ClientAnswerError(method, message["error"])
-        result = message.get("result")
-        return result if isinstance(result, dict) else {}
+            self.live.calls.pop(rpc.id, None)
+            self.channel.close()
+            self.log.finish()  # a cancelled call's stream ends without a response
+            if not self.responding:  # the response ended before the call: a resumer may still want it
+                self.calls.after_stream(self.live, self.log)
 
-    async def notify(self, method: str, params: JSONObject) -> None:
-        self._log.append({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def close(self) -> None:
-        for request_id in list(self._asked):
-            self._sessions.close_request(self._live, request_id, "the call ended")
-            _forget_soon(self._cluster, self._live.key, request_id)
-
-
-def _forget_soon(cluster: SessionCluster, session_key: str, request_id: str) -> None:
-    """Drop the relay's note of a wait that ended unanswered (it would expire anyway)."""
-    if cluster.relay is None:
-        return
-
-    async def forget() -> None:
-        with contextlib.suppress(Exception):
-            await cluster.forget(session_key, request_id)
-
-    cluster.spawn(forget())
-
-
-async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = False) -> JSONObject:
-    """The JSON-RPC response to ``rpc`` in 2025 shapes; never raises but for cancellation."""
-    try:
-        result = await handler(rpc)
-    except ShimStoppedError as exc:
-        if tool_errors:  # a tool call the shim had to end is the tool's failure, told to the model
-            return rpc_message(rpc.id, result={"content": [{"type": "text", "text": exc.message}], "isError": True})
-        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
-    except McpError as exc:
-        return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
-    except Exception:
-        logger.exception("unexpected error while handling %s", rpc.method)
-        return rpc_message(rpc.id, error=McpError(INTERNAL_ERROR, "Internal error").to_error())
-    return rpc_message(rpc.id, result=legacy_result(result))
-
-
-def session_request(
-    info: SessionInfo,
-    log_level: str | None,
-    request_id: RequestId,
-    method: str,
-    params: JSONObject,
-    scope: Scope,
-    headers: dict[str, str],
-    receive: Receive,
-    notify: Callable[[str, JSONObject], Awaitable[None]] | None = None,
-) -> RpcRequest:
-    """The request as the method handlers see it: a ``_meta`` built from the session."""
-    legacy_meta = params.get("_meta")
-    meta: JSONObject = {
-        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-        META_CLIENT_CAPABILITIES: info.client_capabilities,
-        META_CLIENT_INFO: info.client_info,
-        # The 2025 era sends log messages unless the client raised the level (logging/setLevel).
-        META_LOG_LEVEL: log_level or "debug",
-    }
-    if isinstance(legacy_meta, dict) and "progressToken" in legacy_meta:
-        meta["progressToken"] = legacy_meta["progressToken"]
-    return RpcRequest(
-        request_id, method, {**params, "_meta": meta}, meta, scope, headers, receive, notify=notify, legacy=True
-    )
+    async def respond(self, answer: CallAnswer, receive: Receive, send: Send, can_stream: bool) -> None:
+        try:
+            if await answer.send(receive, send, can_stream):
+                self.live.streams.pop(self.log.stream_id, None)  # delivered to its end: no resumer needs it
+        finally:
+            self.responding = False
+            self.live.writers -= 1
+            self.calls.after_stream(self.live, self.log)

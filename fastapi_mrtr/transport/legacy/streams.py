@@ -45,7 +45,6 @@ class CallAnswer:
         self.primes = primes
         self.close_after = close_after  # 0: keep the stream open until the call ends
         self.on_stream = on_stream  # called once the answer becomes a stream (one may resume it)
-        self.result_message: Any = None  # set by the work when its only event is the response
 
     async def send(self, receive: Receive, send: Send, can_stream: bool) -> bool:
         """Answer the POST; True when every event was delivered on it (the log may be dropped)."""
@@ -58,15 +57,15 @@ class CallAnswer:
             if disconnect.done():
                 await self._client_left(send)
                 return True
-            if self.log.finished and self.log.last_seq == 1 and self.result_message is not None:
-                await send_json(send, 200, encode(self.result_message))
+            if self.log.finished and self.log.last_seq == 1 and self.log.response is not None:
+                await send_json(send, 200, encode(self.log.response))
                 return True
             if not can_stream:  # nothing can be streamed: the work ends the call without events
                 await _first_of(disconnect, asyncio.ensure_future(self._wait_finished()))
                 if disconnect.done():
                     await self._client_left(send)
                     return True
-                await send_json(send, 200, encode(self.result_message))
+                await send_json(send, 200, encode(self.log.response))
                 return True
             if self.on_stream is not None:
                 self.on_stream()
