@@ -105,6 +105,8 @@ class SessionRequests:
         headers: dict[str, str],
     ) -> None:
         request_id, method, params = request
+        if method == "initialize":
+            raise invalid_request("Invalid request: this session is already initialized", request_id)
         builtin = self._builtins.get(method)
         if builtin is not None:
             await send_json(send, 200, encode(await self._builtin(builtin, session, request)))
@@ -115,8 +117,6 @@ class SessionRequests:
             error = legacy_error(McpError(METHOD_NOT_FOUND, f"Method not found: {method}"))
             await send_json(send, 200, encode(rpc_message(request_id, error=error)))
             return
-        if method == "initialize":
-            raise invalid_request("Invalid request: this session is already initialized", request_id)
         if method in CALL_METHODS:
             await self.calls.run(session, handler, request, scope, receive, send, headers)
             return
