@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from starlette.routing import Mount
 from starlette.types import Receive, Scope, Send
 
-from fastapi_mrtr.engine.flow import FlowSealer, key_ring
+from fastapi_mrtr.engine.flow import StateGuard, key_ring
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.static_questions import check_static_questions
 from fastapi_mrtr.features.completions import CompletionRegistry
@@ -81,10 +81,10 @@ class MCP:
         keys = key_ring(self.options)
         if keys.is_ephemeral:
             _warn_if_several_workers()
-        self.sealer = FlowSealer(self.options, keys)
+        self.state_guard = StateGuard(self.options, keys)
         self.registry = ToolRegistry(app)
         self.call_runner = CallRunner(app, self.options.forward_headers)  # how a tool call runs
-        self._tools = ToolMethods(self.registry, self.sealer, self.options, self.call_runner)
+        self._tools = ToolMethods(self.registry, self.state_guard, self.options, self.call_runner)
         self._methods: dict[str, Handler] = {
             "server/discover": self._discover,
             "tools/list": self._tools.list_tools,
@@ -170,7 +170,7 @@ class MCP:
             check_static_questions(fn)
             self.prompts.add(fn, name, title, description)
             if "prompts/get" not in self._methods:
-                methods = PromptMethods(self.prompts, self.sealer, self.options)
+                methods = PromptMethods(self.prompts, self.state_guard, self.options)
                 self.add_method("prompts/list", methods.list_prompts, ("prompts", self._list_changed({})))
                 self.add_method("prompts/get", methods.get_prompt)
             self.notify_prompts_changed()
@@ -208,7 +208,7 @@ class MCP:
                 cache_scope=cache_scope,
             )
             if "resources/read" not in self._methods:
-                methods = ResourceMethods(self.resources, self.sealer, self.options)
+                methods = ResourceMethods(self.resources, self.state_guard, self.options)
                 capability = self._list_changed({"subscribe": True} if self.options.subscriptions else {})
                 self.add_method("resources/list", methods.list_resources, ("resources", capability))
                 self.add_method("resources/templates/list", methods.list_templates)

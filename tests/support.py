@@ -77,3 +77,13 @@ def db_rows(database: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """The rows ``sql`` selects from a SQLite file (e.g. the example bookshop's database)."""
     with sqlite3.connect(database) as connection:
         return list(connection.execute(sql, params).fetchall())
+
+
+async def read_asgi_body(receive: Any) -> bytes:
+    """The whole body of one ASGI HTTP request, however many messages it comes in (raw ASGI peers)."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body

@@ -29,6 +29,7 @@ from fastapi_mrtr.state import (
     arguments_digest,
 )
 from fastapi_mrtr.state import sealing as rs
+from fastapi_mrtr.state.b64url import B64URL_CHARS, b64url_encode
 
 SECRET_OLD = "old-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
 SECRET_NEW = b"new-secret-0123456789-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -80,10 +81,10 @@ def reason_of(token: object, **kw: Any) -> str:
 
 def seal_raw(plaintext: bytes, keys: StateKeyRing = OLD, audience: str = BINDING.audience) -> str:
     """A correctly encrypted token around an arbitrary plaintext (what only a key holder can make)."""
-    key = keys._keys[0]
+    key = keys.sealing_key
     nonce = b"\x00" * 12
     sealed = key.aead.encrypt(nonce, plaintext, b"v1." + key.kid + audience.encode())
-    return "v1." + rs._b64e(key.kid + nonce + sealed)
+    return "v1." + b64url_encode(key.kid + nonce + sealed)
 
 
 def claims_json(**overrides: Any) -> bytes:
@@ -244,7 +245,7 @@ FAILURES = [
     # 3 AES-GCM
     pytest.param(lambda: (flip(good(), 60), {}), "tampered", id="flipped-char"),
     pytest.param(lambda: (flip(good(), len(good()) - 5), {}), "tampered", id="flipped-tag"),
-    pytest.param(lambda: ("v1." + rs._b64e(b64decode(good()[3:])[:-3]), {}), "tampered", id="cut-tail"),
+    pytest.param(lambda: ("v1." + b64url_encode(b64decode(good()[3:])[:-3]), {}), "tampered", id="cut-tail"),
     # audience is in the AAD, so the GCM tag is what catches another server's token
     pytest.param(lambda: (mint(binding=replace(BINDING, audience="other")), {}), "tampered", id="audience"),
     # 4 payload (only a key holder can produce these)
@@ -314,7 +315,7 @@ def test_size_is_checked_before_any_decoding(monkeypatch: pytest.MonkeyPatch) ->
     def boom(_: str) -> bytes:
         raise AssertionError("decoded an oversized token")
 
-    monkeypatch.setattr(rs, "_b64d_strict", boom)
+    monkeypatch.setattr(rs, "b64url_decode_strict", boom)
     assert reason_of("v1." + "A" * 10_000_000) == "too_large"
     assert reason_of("\x00" * 16385) == "too_large"
 
@@ -362,7 +363,7 @@ def test_mint_validates_its_inputs() -> None:
 def test_arguments_digest_canonicalisation() -> None:
     digest = arguments_digest({"a": 1, "b": {"y": [1, 2], "x": None}})
     assert digest == arguments_digest({"b": {"x": None, "y": [1, 2]}, "a": 1}), "key order is irrelevant"
-    assert len(digest) == 22 and rs._B64URL_CHARS.fullmatch(digest)
+    assert len(digest) == 22 and B64URL_CHARS.fullmatch(digest)
     assert arguments_digest(None) == arguments_digest({})
     assert arguments_digest({"s": "é"}) == arguments_digest({"s": "\u00e9"})
     assert arguments_digest({"b": [1, 2]}) != arguments_digest({"b": [2, 1]}), "list order matters"

@@ -1,79 +1,49 @@
 """``MrtrClient``: an async MCP client over Streamable HTTP, for servers of either era.
 
-On the 2026-07-28 wire it is stateless like the wire: nothing is negotiated up front. Every
-request carries its own ``_meta`` (protocol version, client info, the capabilities the
-registered handlers imply) and the matching headers, and ``input_required`` results run the
-MRTR loop. The only memory across requests is what ``tools/list`` said of each tool: its
-``x-mcp-header`` declarations, used to mirror arguments into ``Mcp-Param-*`` headers, and its
-``outputSchema``, used to check the ``structuredContent`` of its results.
-
-A 2025-era server gets a :class:`~fastapi_mrtr.client._legacy.LegacySession` instead, and the
-server's questions arrive as requests on the call's stream, answered by the same handlers.
-Which era a server speaks is found once per client (``ClientOptions.mode``) and kept.
+Which era a server speaks is found once per client (``ClientOptions.mode``) and kept as an
+:class:`~fastapi_mrtr.client._era.EraTransport`: the stateless 2026-07-28 wire
+(:mod:`~fastapi_mrtr.client._modern`) or a 2025-era session (:mod:`~fastapi_mrtr.client._legacy`).
+Everything above it, the MRTR loop (``_loop``), result parsing (``_results``), what ``tools/list``
+said of each tool (``_tool_catalogue``), knows no era. The client's lifecycle is httpx's:
+usable at once, ``async with`` at most once, and closed for good by :meth:`MrtrClient.aclose`.
 """
 
 from __future__ import annotations
 
 import itertools
-import logging
 import warnings
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
-import anyio.abc
 import httpx
-from pydantic import BaseModel, ValidationError
 
-from fastapi_mrtr.client._errors import (
-    InvalidServerResponseError,
-    InvalidToolHeadersError,
-    McpServerError,
-    MrtrClientError,
-    StatusCodeError,
-    StreamClosedError,
-)
+from fastapi_mrtr.client._era import EraTransport, open_transport
 from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
-from fastapi_mrtr.client._headers import ParamHeader, param_headers, scan_param_headers, standard_headers
-from fastapi_mrtr.client._legacy import LegacySession
+from fastapi_mrtr.client._legacy.transport import LegacyTransport
+from fastapi_mrtr.client._lifecycle import Lifecycle
 from fastapi_mrtr.client._loop import InputRequiredLoop
-from fastapi_mrtr.client._output_schema import OutputSchemas
-from fastapi_mrtr.client._transport import HttpRpc, NotificationSink
-from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification, call_back
+from fastapi_mrtr.client._modern import ModernTransport
+from fastapi_mrtr.client._results import cursor_params, parse_result, seed_answers
+from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
+from fastapi_mrtr.client._transport import HttpRpc
+from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions, Era
-from fastapi_mrtr.wire.errors import (
-    HEADER_MISMATCH,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    McpError,
-)
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,
     SAMPLING_CREATE_MESSAGE,
-    CreateMessageResult,
-    ElicitResult,
     InputRequiredResult,
     InputResponses,
-    ListRootsResult,
-    make_input_response_from_create_message_result,
-    make_input_response_from_elicit_result,
-    make_input_response_from_list_roots_result,
 )
 from fastapi_mrtr.wire.protocol import (
     LOG_LEVELS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    SUPPORTED_PROTOCOL_VERSIONS,
     CallToolResult,
     DiscoverResult,
     GetPromptResult,
     Implementation,
     JSONObject,
-    JSONRPCNotification,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -81,19 +51,12 @@ from fastapi_mrtr.wire.protocol import (
     ReadResourceResult,
     Result,
     Tool,
-    dump,
 )
-
-logger = logging.getLogger("fastapi_mrtr.client")
 
 R = TypeVar("R", bound=Result)
 C = TypeVar("C", bound="MrtrClient")
 
-# The three methods that may answer input_required (mrtr.mdx, Supported Requests).
-INPUT_REQUIRED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MAX_TOOL_PAGES = 100  # a server that keeps handing out cursors must not loop us forever
-# Errors only a modern server sends (spec-notes 2.6): the probe raises them rather than fall back.
-_MODERN_ERRORS = frozenset({UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH})
 
 
 class MrtrClient:
@@ -106,6 +69,10 @@ class MrtrClient:
     instead). ``headers`` are added to every request. ``on_progress`` receives the
     progress notifications of every request (a progress token is then sent on each);
     ``on_notification`` receives any other notification streamed over SSE.
+
+    Like an ``httpx.AsyncClient``, it is usable at once; ``async with`` (at most once) also
+    reads a 2025-era session's GET stream in the background. After :meth:`aclose` (or the
+    block) every request raises ``RuntimeError``.
 
     ``validate_structured_content`` (on by default) checks every complete, non-error
     ``tools/call`` result against the tool's ``outputSchema``, as the official clients do, and
@@ -137,32 +104,27 @@ class MrtrClient:
         self._on_notification = on_notification
         self._handlers = InputHandlers()
         self._ids = itertools.count(1)
-        self._protocol_version = self.options.protocol_version
-        self._log_level: str | None = None  # the 2026-07-28 logLevel of every request (set_log_level)
-        self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
-        self._invalid_tools: dict[str, str] = {}
         self.validate_structured_content = validate_structured_content
-        self._output_schemas = OutputSchemas()
-        self._unlisted: set[str] = set()  # called tools that a full listing did not include
-        mode = self.options.mode
-        self._era: Era | None = None if mode == "auto" else mode
-        self._era_lock = anyio.Lock()
-        self._legacy = LegacySession(
-            self._rpc, self._handlers, self.options, lambda: self._headers, self._new_id, lambda: self._sink(None, None)
+        self._tools = ToolCatalogue(self.list_all_tools)
+        # The modern wire is also what the probe speaks; the era's transport replaces it once chosen.
+        self._modern = ModernTransport(
+            self._rpc,
+            self.options,
+            self._handlers,
+            self._tools,
+            self._request_headers,
+            self._new_id,
+            on_progress,
+            on_notification,
         )
-        self._background: anyio.abc.TaskGroup | None = None  # reads a 2025-era session's GET stream
+        self._transport: EraTransport | None = None
+        self._transport_lock = anyio.Lock()
+        self._lifecycle = Lifecycle()  # also runs a 2025-era session's GET stream in the background
 
     # --- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self: C) -> C:
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._background = group
-
-        def spawn(run: Callable[[], Coroutine[Any, Any, None]]) -> None:
-            group.start_soon(run)
-
-        self._legacy.spawn = spawn
+        await self._lifecycle.open()
         return self
 
     async def __aexit__(
@@ -175,13 +137,13 @@ class MrtrClient:
 
     async def aclose(self) -> None:
         """End a 2025-era session (DELETE) if one is open; close the HTTP client if this client
-        created it."""
-        await self._legacy.close()
-        group, self._background = self._background, None
-        if group is not None:
-            self._legacy.spawn = None
-            group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
+        created it. The client is closed for good; closing it again does nothing."""
+        if not self._lifecycle.close():
+            return
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.aclose()
+        await self._lifecycle.stop_background()
         if self._owns_http:
             await self._rpc.http.aclose()
 
@@ -240,20 +202,20 @@ class MrtrClient:
     def protocol_version(self) -> str:
         """The version in use: the modern one (it changes only if the server rejects ours and
         offers another), or in a 2025-era session the one ``initialize`` negotiated."""
-        if self._era == "legacy" and self._legacy.protocol_version is not None:
-            return self._legacy.protocol_version
-        return self._protocol_version
+        return (self._transport or self._modern).protocol_version
 
     @property
     def era(self) -> Era | None:
         """``"2026-07-28"`` or ``"legacy"`` once known (see :meth:`connect`); ``None`` before."""
-        return self._era
+        if self._transport is not None:
+            return self._transport.era
+        return None if self.options.mode == "auto" else self.options.mode
 
     @property
     def server_info(self) -> Implementation | None:
         """The ``serverInfo`` of a 2025-era session's ``initialize``; ``None`` on the modern wire
         (ask :meth:`discover` there)."""
-        return self._legacy.server_info if self._era == "legacy" else None
+        return self._transport.server_info if self._transport is not None else None
 
     async def connect(self) -> Era:
         """Find the server's era now (any first request does it otherwise) and return it.
@@ -263,9 +225,7 @@ class MrtrClient:
         ``Method not found``) means a 2025-era server, which then gets ``initialize``. Network
         errors and an HTTP 401 or 403 are raised, not taken for an era.
         """
-        await self._ensure_era()
-        assert self._era is not None
-        return self._era
+        return (await self._era_transport()).era
 
     async def set_log_level(self, level: str | None) -> bool:
         """Ask for the server's log messages (``notifications/message``, given to
@@ -278,14 +238,7 @@ class MrtrClient:
         """
         if level is not None and level not in LOG_LEVELS:
             raise ValueError(f"level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
-        await self._ensure_era()
-        self._log_level = level
-        if self._era != "legacy":
-            return True
-        if level is None or "logging" not in self._legacy.server_capabilities:
-            return False
-        await self._request("logging/setLevel", {"level": level}, None, None)
-        return True
+        return await (await self._era_transport()).set_log_level(level)
 
     # --- methods without MRTR --------------------------------------------------------------
 
@@ -295,8 +248,8 @@ class MrtrClient:
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         """One page of ``tools/list``, minus tools with invalid ``x-mcp-header`` annotations."""
-        page = await self._simple("tools/list", _cursor(cursor), ListToolsResult)
-        page.tools = [tool for tool in page.tools if self._learn_tool(tool, page.ttl_ms)]
+        page = await self._simple("tools/list", cursor_params(cursor), ListToolsResult)
+        page.tools = [tool for tool in page.tools if self._tools.learn(tool, page.ttl_ms)]
         return page
 
     async def list_all_tools(self) -> list[Tool]:
@@ -312,13 +265,13 @@ class MrtrClient:
         return tools
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
-        return await self._simple("prompts/list", _cursor(cursor), ListPromptsResult)
+        return await self._simple("prompts/list", cursor_params(cursor), ListPromptsResult)
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
-        return await self._simple("resources/list", _cursor(cursor), ListResourcesResult)
+        return await self._simple("resources/list", cursor_params(cursor), ListResourcesResult)
 
     async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
-        return await self._simple("resources/templates/list", _cursor(cursor), ListResourceTemplatesResult)
+        return await self._simple("resources/templates/list", cursor_params(cursor), ListResourceTemplatesResult)
 
     # --- methods with MRTR -----------------------------------------------------------------
 
@@ -338,14 +291,14 @@ class MrtrClient:
 
         Raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` for a complete result that
         breaks the tool's ``outputSchema`` (unless ``validate_structured_content=False``)."""
-        if name in self._invalid_tools:
-            raise InvalidToolHeadersError(f"tool {name!r} must not be called: {self._invalid_tools[name]}")
+        self._lifecycle.check_usable()
+        self._tools.check_callable(name)
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
         result = await self._flow(
             "tools/call", params, CallToolResult, input_responses, request_state, progress_callback, meta
         )
         if isinstance(result, CallToolResult) and self.validate_structured_content:
-            await self._check_structured_content(name, result)
+            await self._tools.check_structured_content(name, result)
         return result
 
     async def get_prompt(
@@ -409,12 +362,7 @@ class MrtrClient:
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
     ) -> R | InputRequiredResult:
-        await self._ensure_era()
-        if self._era == "legacy" and (input_responses or request_state is not None):
-            raise ValueError(
-                "input_responses and request_state belong to the 2026-07-28 wire; this server speaks a "
-                "2025-era session, where the registered handlers answer its questions during the call"
-            )
+        (await self._era_transport()).check_seed(bool(input_responses) or request_state is not None)
 
         async def send(answers: InputResponses | None, state: str | None) -> R | InputRequiredResult:
             # The original params every time; only the MRTR fields change between rounds.
@@ -423,80 +371,13 @@ class MrtrClient:
                 round_params["inputResponses"] = answers
             if state is not None:
                 round_params["requestState"] = state
-            raw = await self._send_round(method, round_params, progress_callback, meta)
+            raw = await self._request(method, round_params, progress_callback, meta)
             return parse_result(raw, model, method)
 
         loop: InputRequiredLoop[R] = InputRequiredLoop(
             send, self._handlers, self.options.input_required_config, self.options.state_only_backoff
         )
-        return await loop.run(_seed(input_responses), request_state)
-
-    async def _send_round(
-        self,
-        method: str,
-        params: JSONObject,
-        progress_callback: ProgressCallback | None,
-        meta: Mapping[str, Any] | None,
-    ) -> JSONObject:
-        if method != "tools/call" or not self.options.mirror_param_headers or self._era == "legacy":
-            return await self._request(method, params, progress_callback, meta)
-        for attempt in range(2):
-            extra = param_headers(self._tool_headers.get(params["name"], ()), params.get("arguments"))
-            try:
-                return await self._request(method, params, progress_callback, meta, extra)
-            except McpServerError as exc:
-                # Our header cache may be stale (or empty): re-learn the tools once and resend.
-                # Safe: a header mismatch is rejected before the tool runs.
-                if attempt or exc.code != HEADER_MISMATCH:
-                    raise
-                await self.list_all_tools()
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _new_id(self) -> int:
-        return next(self._ids)
-
-    async def _ensure_era(self) -> None:
-        if self._era == "2026-07-28":
-            return
-        if self._era == "legacy":
-            await self._legacy.initialize()
-            return
-        async with self._era_lock:
-            if self._era is None:
-                era = await self._probe()
-                if era == "legacy":
-                    await self._legacy.initialize()
-                self._era = era
-
-    async def _probe(self) -> Era:
-        """``server/discover`` on the modern wire; which era its reply shows (versioning.mdx)."""
-        try:
-            raw = await self._modern_request("server/discover", {}, None, None)
-        except McpServerError as exc:
-            if exc.code in _MODERN_ERRORS:
-                raise  # a modern server refusing us: falling back would hide the real problem
-            logger.info("server/discover answered %s %s: a 2025-era server", exc.code, exc.message)
-            return "legacy"
-        except StatusCodeError as exc:
-            if exc.status_code in (401, 403):
-                raise
-            logger.info("server/discover answered HTTP %s: a 2025-era server", exc.status_code)
-            return "legacy"
-        except (InvalidServerResponseError, StreamClosedError) as exc:
-            logger.info("server/discover got no modern reply (%s): a 2025-era server", exc)
-            return "legacy"
-        versions = raw.get("supportedVersions")
-        if not isinstance(versions, list):
-            # A 2025-era server may answer an unknown method with an empty result: no discovery.
-            logger.info("server/discover answered without supportedVersions: a 2025-era server")
-            return "legacy"
-        if self._protocol_version not in versions:
-            shared = [version for version in SUPPORTED_PROTOCOL_VERSIONS if version in versions]
-            if not shared:
-                logger.info("server/discover lists %s, none of them ours: a 2025-era session", versions)
-                return "legacy"
-            self._protocol_version = shared[0]
-        return "2026-07-28"
+        return await loop.run(seed_answers(input_responses), request_state)
 
     async def _request(
         self,
@@ -504,204 +385,40 @@ class MrtrClient:
         params: JSONObject,
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
-        extra_headers: Mapping[str, str] | None = None,
     ) -> JSONObject:
-        await self._ensure_era()
-        if self._era == "legacy":
-            return await self._legacy_request(method, params, progress_callback, meta)
-        return await self._modern_request(method, params, progress_callback, meta, extra_headers)
+        transport = await self._era_transport()
+        return await transport.request(method, params, progress=progress_callback, meta=meta)
 
-    async def _legacy_request(
-        self,
-        method: str,
-        params: JSONObject,
-        progress_callback: ProgressCallback | None,
-        meta: Mapping[str, Any] | None,
-    ) -> JSONObject:
-        progress = progress_callback or self._on_progress
-        # No protocol keys in a 2025-era _meta: the session carries them. A progress token may
-        # repeat across calls there, so it is unique per request all the same.
-        token = f"mrtr-progress-{self._new_id()}" if progress is not None else None
-        request_meta: JSONObject = dict(meta or {})
-        if token is not None:
-            request_meta["progressToken"] = token
-        sent = {**params, "_meta": request_meta} if request_meta else dict(params)
-        return await self._legacy.request(method, sent, self._sink(token, progress))
+    async def _era_transport(self) -> EraTransport:
+        """The era's transport, chosen on first use (probe, or ``initialize``) and kept."""
+        self._lifecycle.check_usable()
+        transport = self._transport
+        if transport is None:
+            async with self._transport_lock:
+                transport = self._transport
+                if transport is None:
+                    transport = await open_transport(self.options.mode, self._modern, self._open_legacy)
+                    if self._lifecycle.is_closed:  # closed while the era was being found
+                        await transport.aclose()
+                        self._lifecycle.check_usable()
+                    self._transport = transport
+        return transport
 
-    async def _modern_request(
-        self,
-        method: str,
-        params: JSONObject,
-        progress_callback: ProgressCallback | None,
-        meta: Mapping[str, Any] | None,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> JSONObject:
-        progress = progress_callback or self._on_progress
-        for attempt in range(2):
-            request_id = next(self._ids)
-            token = f"mrtr-progress-{request_id}" if progress is not None else None
-            message: JSONObject = {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "method": method,
-                "params": {**params, "_meta": self._meta(meta, token)},
-            }
-            headers = {**self._headers, **standard_headers(self._protocol_version, method, params)}
-            headers.update(extra_headers or {})
-            try:
-                return await self._rpc.request(message, headers, self._sink(token, progress))
-            except McpServerError as exc:
-                if attempt or exc.code != UNSUPPORTED_PROTOCOL_VERSION or not self._adopt_version(exc.data):
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+    async def _open_legacy(self) -> EraTransport:
+        legacy = LegacyTransport(
+            self._rpc,
+            self.options,
+            self._handlers,
+            self._request_headers,
+            self._new_id,
+            self._on_progress,
+            self._on_notification,
+            self._lifecycle.spawn,
+        )
+        return await legacy.open()
 
-    def _meta(self, extra: Mapping[str, Any] | None, progress_token: str | None) -> JSONObject:
-        meta: JSONObject = dict(extra or {})
-        # The protocol keys always win: they must agree with the headers we send.
-        meta[META_PROTOCOL_VERSION] = self._protocol_version
-        meta[META_CLIENT_INFO] = dump(self.options.client_info)
-        meta[META_CLIENT_CAPABILITIES] = self._handlers.capabilities()
-        if self._log_level is not None:
-            meta.setdefault(META_LOG_LEVEL, self._log_level)
-        if progress_token is not None:
-            meta["progressToken"] = progress_token
-        return meta
+    def _request_headers(self) -> Mapping[str, str]:
+        return self._headers
 
-    def _sink(self, token: str | None, progress: ProgressCallback | None) -> NotificationSink | None:
-        if progress is None and self._on_notification is None:
-            return None
-
-        async def sink(message: JSONObject) -> None:
-            # A server's malformed notification must not fail the request it rides on.
-            notification = _notification(message)
-            if notification is None:
-                logger.warning("dropping malformed notification %.200r", message)
-                return
-            params = notification.params
-            is_ours = params is not None and token is not None and params.get("progressToken") == token
-            if notification.method == "notifications/progress" and is_ours and progress is not None:
-                try:
-                    note = ProgressNotification.model_validate(params)
-                except ValidationError:
-                    logger.warning("dropping malformed progress notification %r", params)
-                    return
-                await call_back(progress, note)
-            elif self._on_notification is not None:
-                await call_back(self._on_notification, notification)
-
-        return sink
-
-    def _adopt_version(self, data: Any) -> bool:
-        """After -32022, switch to a version both sides support; False if there is none."""
-        supported = data.get("supported") if isinstance(data, dict) else None
-        if not isinstance(supported, list):
-            return False
-        for candidate in (self.options.protocol_version, *SUPPORTED_PROTOCOL_VERSIONS):
-            if candidate in supported:
-                self._protocol_version = candidate
-                return True
-        return False
-
-    def _learn_tool(self, tool: Tool, ttl_ms: int) -> bool:
-        self._unlisted.discard(tool.name)
-        try:
-            self._tool_headers[tool.name] = scan_param_headers(tool.input_schema)
-        except InvalidToolHeadersError as exc:
-            logger.warning("excluding tool %r from tools/list: %s", tool.name, exc)
-            self._tool_headers.pop(tool.name, None)
-            self._output_schemas.forget(tool.name)
-            self._invalid_tools[tool.name] = str(exc)
-            return False
-        self._invalid_tools.pop(tool.name, None)
-        self._output_schemas.learn(tool, ttl_ms)
-        return True
-
-    async def _check_structured_content(self, name: str, result: CallToolResult) -> None:
-        """Raise if ``result`` breaks the tool's ``outputSchema``.
-
-        A tool never listed is listed lazily (once per name); one whose listing outlived its
-        ``ttlMs`` is listed again before a result that breaks the cached schema is refused,
-        since the server may have changed the schema since.
-        """
-        if result.is_error:
-            return  # a tool error need not fit the schema (and skipping spares the lazy listing)
-        if not self._output_schemas.knows(name) and name not in self._unlisted and not await self._list_for(name):
-            return
-        error = self._output_schemas.check(name, result)
-        if error is not None and self._output_schemas.is_stale(name) and await self._list_for(name):
-            error = self._output_schemas.check(name, result)
-        if error is not None:
-            raise error
-
-    async def _list_for(self, name: str) -> bool:
-        """List every tool to learn ``name``'s schema; False (and a logged warning) if that fails
-        or the server does not list it: its results then go unchecked rather than unreturned."""
-        try:
-            await self.list_all_tools()
-        except (McpError, MrtrClientError, httpx.HTTPError) as exc:
-            logger.warning("cannot check the structuredContent of tool %r: tools/list failed: %s", name, exc)
-            return False
-        if not self._output_schemas.knows(name):
-            self._unlisted.add(name)
-            logger.warning("tool %r is not in tools/list, so its structuredContent is not checked", name)
-            return False
-        return True
-
-
-def _notification(message: JSONObject) -> JSONRPCNotification | None:
-    """A streamed notification, or ``None`` for a malformed one (no ``"jsonrpc": "2.0"``, a
-    method that is no string, params that are no object). The model defaults ``jsonrpc``, so
-    its absence is checked here."""
-    if message.get("jsonrpc") != "2.0":
-        return None
-    try:
-        return JSONRPCNotification.model_validate(message)
-    except ValidationError:
-        return None
-
-
-def _cursor(cursor: str | None) -> JSONObject:
-    return {"cursor": cursor} if cursor is not None else {}
-
-
-def _seed(answers: Mapping[str, InputAnswer] | None) -> InputResponses | None:
-    """Caller-supplied answers as bare results (models are dumped; dicts go as given)."""
-    if not answers:
-        return None
-    seeded: InputResponses = {}
-    for key, answer in answers.items():
-        if isinstance(answer, ElicitResult):
-            seeded[key] = make_input_response_from_elicit_result(answer)
-        elif isinstance(answer, CreateMessageResult):
-            seeded[key] = make_input_response_from_create_message_result(answer)
-        elif isinstance(answer, ListRootsResult):
-            seeded[key] = make_input_response_from_list_roots_result(answer)
-        else:
-            seeded[key] = dict(answer)
-    return seeded
-
-
-def parse_result(raw: JSONObject, model: type[R], method: str) -> R | InputRequiredResult:
-    """Type a result by its ``resultType``: missing means complete, unknown is invalid."""
-    kind = raw.get("resultType", "complete")
-    target: type[BaseModel]
-    if kind == "complete":
-        target = model
-    elif kind == "input_required" and method in INPUT_REQUIRED_METHODS:
-        target = InputRequiredResult
-    else:
-        raise InvalidServerResponseError(f"resultType {kind!r} is not valid for {method}", raw)
-    # The model defaults `content` for building results; on the wire a complete tools/call
-    # result must carry it (spec-notes 4.2), so its absence is a broken reply, not "no content".
-    if method == "tools/call" and target is model and "content" not in raw:
-        raise InvalidServerResponseError("tools/call result without content", raw)
-    try:
-        parsed = target.model_validate(raw)
-    except ValidationError as exc:
-        raise InvalidServerResponseError(f"malformed {method} result: {exc}", raw) from exc
-    if isinstance(parsed, InputRequiredResult):
-        if not parsed.input_requests and parsed.request_state is None:
-            raise InvalidServerResponseError("input_required without inputRequests or requestState", raw)
-        return parsed
-    assert isinstance(parsed, model)
-    return parsed
+    def _new_id(self) -> int:
+        return next(self._ids)

@@ -29,11 +29,11 @@ effects wait until after the last ask or go through ``ctx.once``.
 **How answers meet their questions** (:mod:`~fastapi_mrtr.engine.ledger`). Each ask has a key:
 its ``key=``, or ``input-0``, ``input-1``, ... in the call order of unnamed asks (so a
 conditional ask should be named); one key per ask in a run. The key is pinned to a digest of
-the question, its method and params as canonical JSON (:mod:`~fastapi_mrtr.engine.questions`).
+the question, its method and params as canonical JSON (:mod:`~fastapi_mrtr.engine.input_requests`).
 An answer is used only when key **and** digest match, and only for keys the previous round
 asked (a client cannot pre-answer a question it was never shown). An answer that does not
 validate against the ask's schema is refused: the question is asked again, with the reason in
-``_meta["fastapi-mrtr/refused-answer"]`` (:mod:`~fastapi_mrtr.engine.answers`); an answer that is
+``_meta["fastapi-mrtr/refused-answer"]`` (:mod:`~fastapi_mrtr.engine.input_responses`); an answer that is
 no result at all (not an object, no ``action``) is refused with -32602 before the handler runs
 (:mod:`~fastapi_mrtr.engine.flow`); only what it means is recorded (the action and, on a
 form's accept, the fields the form asked for), so every replay validates what was recorded. A
@@ -49,7 +49,7 @@ so later rounds get the result without running ``fn``. A retried round (the same
 The modules: :mod:`~fastapi_mrtr.engine.context` (``ToolContext``, the handler's ``ctx``),
 :mod:`~fastapi_mrtr.engine.call` (the per-call record and the suspension signal),
 :mod:`~fastapi_mrtr.engine.ledger` (keys, digests, recorded answers and ``once`` results),
-:mod:`~fastapi_mrtr.engine.questions` and :mod:`~fastapi_mrtr.engine.answers` (building a
+:mod:`~fastapi_mrtr.engine.input_requests` and :mod:`~fastapi_mrtr.engine.input_responses` (building a
 question, reading an answer), :mod:`~fastapi_mrtr.engine.elicitation_schema` (a form's
 ``requestedSchema`` from a model or shorthand), :mod:`~fastapi_mrtr.engine.flow` (every check on
 the incoming state, sealing the next), :mod:`~fastapi_mrtr.engine.rounds` (one round) and

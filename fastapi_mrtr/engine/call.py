@@ -8,8 +8,8 @@ rewraps the signal (a user ``except BaseException``, a middleware turning it int
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TypeVar
 
 from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.wire.compat import BaseExceptionGroup
@@ -45,18 +45,19 @@ class CallRecord:
     # Outcomes, written by the context:
     suspended: bool = False
     missing_capability: JSONObject | None = None
-    manual_requests: dict[str, InputRequest] | None = None
+    manual_input_requests: dict[str, InputRequest] | None = None
     manual_state: str | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    # A plain REST call's round: how to seal the next state now, for a 428 built in the handler.
+    seal_now: Callable[[], str] | None = None
 
     def abandon_input(self) -> None:
         self.suspended = False
-        self.manual_requests = None
+        self.manual_input_requests = None
         self.missing_capability = None
 
     @property
     def wants_input(self) -> bool:
-        return self.suspended or self.manual_requests is not None
+        return self.suspended or self.manual_input_requests is not None
 
 
 E = TypeVar("E", bound=BaseException)
@@ -80,9 +81,12 @@ def find_signal(exc: BaseException) -> BaseException | None:
 
 
 class _SuspensionCatcher:
-    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :func:`catch_suspension`)."""
+    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :data:`catch_suspension`)."""
 
     __slots__ = ()
+
+    def __call__(self) -> _SuspensionCatcher:
+        return self  # ``with catch_suspension():`` reads as well as ``with catch_suspension:``
 
     def __enter__(self) -> None:
         return None
@@ -91,15 +95,11 @@ class _SuspensionCatcher:
         return exc is not None and find_signal(exc) is not None
 
 
-_CATCHER = _SuspensionCatcher()
+catch_suspension = _SuspensionCatcher()
+"""Where a run is caught when it suspends: ``with catch_suspension: await run()``.
 
-
-def catch_suspension() -> _SuspensionCatcher:
-    """Where a run is caught when it suspends: ``with catch_suspension(): await run()``.
-
-    The signal (an unanswered ask, or an input kind the client lacks) is swallowed, also inside an
-    exception group or as the cause of another exception; anything else propagates. The block
-    then ends early and the caller reads the outcome from the :class:`CallRecord`, where the
-    context wrote it before raising. Every layer that runs a handler catches the signal here.
-    """
-    return _CATCHER
+The signal (an unanswered input request, or an input kind the client lacks) is swallowed, also
+inside an exception group or as the cause of another exception; anything else propagates. The
+block then ends early and the caller reads the outcome from the :class:`CallRecord`, where the
+context wrote it before raising. Every layer that runs a handler catches the signal here.
+"""

@@ -20,17 +20,16 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from pydantic import TypeAdapter
 
-from fastapi_mrtr.engine.answers import parse_elicit_answer, parse_typed_answer
 from fastapi_mrtr.engine.call import CallRecord, MissingCapabilitySignal, SuspendSignal
 from fastapi_mrtr.engine.elicitation_schema import is_shorthand
-from fastapi_mrtr.engine.ledger import Ask, question_digest
-from fastapi_mrtr.engine.questions import (
+from fastapi_mrtr.engine.input_requests import (
     REFUSED_ANSWER_META,
     elicit_wire,
     elicitation_needed,
-    form_question_digest,
-    request_digest,
+    form_input_request_digest,
+    wire_input_request_digest,
 )
+from fastapi_mrtr.engine.input_responses import parse_elicit_response, parse_typed_response
 from fastapi_mrtr.wire.errors import ServerError
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
@@ -66,8 +65,8 @@ class ReplayDivergedError(Exception):
         self.key = key
 
 
-class _PendingAsk:
-    """An ask not yet awaited: ``await`` it, or pass several to ``ctx.gather`` to batch one round."""
+class _UnawaitedInputRequest:
+    """An input request not yet awaited: ``await`` it, or pass several to ``ctx.gather`` to batch one round."""
 
     def __init__(self, run: Callable[[], Any], what: str) -> None:
         self._run = run
@@ -180,7 +179,7 @@ class ToolContext:
         ``mode="url"``. Decline and cancel are answers: they are returned, never asked again.
         """
         wire = elicit_wire(message, schema)  # a type no form can carry fails here, at the ask's line
-        return _PendingAsk(lambda: self._elicit(message, schema, wire, key), "ctx.elicit(...)")
+        return _UnawaitedInputRequest(lambda: self._elicit(message, schema, wire, key), "ctx.elicit(...)")
 
     def elicit_url(self, message: str, url: str, *, key: str | None = None) -> Awaitable[ElicitResult[None]]:
         """Send the user to ``url`` (URL mode, for secrets or third-party flows)."""
@@ -188,7 +187,7 @@ class ToolContext:
         wire = elicit_wire(params, None)
         return cast(
             "Awaitable[ElicitResult[None]]",
-            _PendingAsk(lambda: self._elicit(params, None, wire, key), "ctx.elicit_url(...)"),
+            _UnawaitedInputRequest(lambda: self._elicit(params, None, wire, key), "ctx.elicit_url(...)"),
         )
 
     def sample(
@@ -207,11 +206,11 @@ class ToolContext:
         params = CreateMessageRequestParams(
             messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature, **extra
         )
-        return _PendingAsk(lambda: self._sample(params, key), "ctx.sample(...)")
+        return _UnawaitedInputRequest(lambda: self._sample(params, key), "ctx.sample(...)")
 
     def list_roots(self, *, key: str | None = None) -> Awaitable[ListRootsResult]:
         """Ask the client for its roots (``roots/list``; deprecated in the spec, still served)."""
-        return _PendingAsk(lambda: self._list_roots(key), "ctx.list_roots()")
+        return _UnawaitedInputRequest(lambda: self._list_roots(key), "ctx.list_roots()")
 
     @overload
     async def gather(self, a: Awaitable[A], /) -> tuple[A]: ...
@@ -307,18 +306,18 @@ class ToolContext:
         ``ctx.request_state`` on the retry.
         """
         record = self._record
-        record.manual_requests = dict(input_requests)
+        record.manual_input_requests = dict(input_requests)
         record.manual_state = request_state
         for key, request in input_requests.items():
-            record.ledger.pending.append(Ask(key, request.method, request.params or {}, request_digest(request)))
+            params = request.params or {}
+            record.ledger.add_input_request(key, request.method, params, wire_input_request_digest(request))
         body: JSONObject = {
             "resultType": "input_required",
             "inputRequests": {k: dump(v) for k, v in input_requests.items()},
         }
-        seal = record.extras.get("seal")
-        if seal is not None:  # a plain REST call: the 428 answer carries the state itself
+        if record.seal_now is not None:  # a plain REST call: the 428 answer carries the state itself
             try:
-                body["requestState"] = seal()
+                body["requestState"] = record.seal_now()
             except ServerError as exc:  # e.g. answers too large to seal: the same answer as for an auto ask
                 return JSONResponse({"detail": exc.to_error()}, status_code=exc.http_status)
         return JSONResponse(body, status_code=428)
@@ -330,18 +329,16 @@ class ToolContext:
             self._record.missing_capability = capability
             raise MissingCapabilitySignal()
 
-    async def _ask(
+    async def _request_input(
         self, method: str, params: JSONObject, key: str | None, q: str | None = None
     ) -> tuple[str, str, Any]:
-        """(key, question digest, recorded answer) for this ask, or suspend after recording it as pending.
+        """(key, digest, recorded input response) for this input request; or record the input
+        request in the ledger and suspend the run, when it has no response yet.
 
-        ``q`` is the question digest when the caller already has it.
+        ``q`` is the input request's digest when the caller already has it.
         """
         ledger = self._record.ledger
-        key = ledger.claim_key(key)
-        if q is None:
-            q = question_digest(method, params)
-        answer, diverged = ledger.recorded(key, q)
+        key, q, answer, diverged = ledger.look_up(key, method, params, q)
         if diverged:
             if self._record.strict_replay:
                 raise ReplayDivergedError(key)
@@ -354,7 +351,7 @@ class ToolContext:
             meta = params.get("_meta")
             meta = {**(meta if isinstance(meta, dict) else {}), REFUSED_ANSWER_META: {"reason": refused}}
             params = {**params, "_meta": meta}
-        ledger.pending.append(Ask(key, method, params, q))
+        ledger.add_input_request(key, method, params, q)
         self._record.suspended = True
         raise SuspendSignal()
 
@@ -370,7 +367,7 @@ class ToolContext:
     async def _elicit(
         self, message: str | ElicitRequestParams, schema: Any, wire: JSONObject, key: str | None
     ) -> ElicitResult[Any]:
-        digest = form_question_digest(message, schema) if isinstance(message, str) else None
+        digest = form_input_request_digest(message, schema) if isinstance(message, str) else None
         shorthand = schema is not None and is_shorthand(schema)
         url_mode = wire.get("mode") == "url"
         self._require(
@@ -380,8 +377,8 @@ class ToolContext:
         # The fields the form asked for (names as sent): the only content keys an answer keeps.
         properties: JSONObject = (wire.get("requestedSchema") or {}).get("properties") or {}
         for _ in range(2):  # a rejected answer is forgotten, so the second pass suspends
-            key_used, q, answer = await self._ask(ELICITATION_CREATE, wire, key, digest)
-            parsed = parse_elicit_answer(answer, properties, schema, shorthand, url_mode)
+            key_used, q, answer = await self._request_input(ELICITATION_CREATE, wire, key, digest)
+            parsed = parse_elicit_response(answer, properties, schema, shorthand, url_mode)
             if not isinstance(parsed, str):
                 recorded, result = parsed
                 self._record.ledger.use(key_used, q, recorded)
@@ -397,20 +394,20 @@ class ToolContext:
             {"sampling": {"tools": {}} if needs_tools else {}},
             isinstance(caps, dict) and (not needs_tools or "tools" in caps),
         )
-        result: CreateMessageResult = await self._typed_ask(
+        result: CreateMessageResult = await self._typed_input_request(
             SAMPLING_CREATE_MESSAGE, dump(params), key, CreateMessageResult
         )
         return result
 
     async def _list_roots(self, key: str | None) -> ListRootsResult:
         self._require({"roots": {}}, self.supports("roots"))
-        roots: ListRootsResult = await self._typed_ask(ROOTS_LIST, {}, key, ListRootsResult)
+        roots: ListRootsResult = await self._typed_input_request(ROOTS_LIST, {}, key, ListRootsResult)
         return roots
 
-    async def _typed_ask(self, method: str, params: JSONObject, key: str | None, model: type[Any]) -> Any:
+    async def _typed_input_request(self, method: str, params: JSONObject, key: str | None, model: type[Any]) -> Any:
         for _ in range(2):
-            key_used, q, answer = await self._ask(method, params, key)
-            parsed = parse_typed_answer(answer, model)
+            key_used, q, answer = await self._request_input(method, params, key)
+            parsed = parse_typed_response(answer, model)
             if isinstance(parsed, str):
                 self._invalid(key_used, f"not a valid {method} result: {parsed}")
                 key = key_used

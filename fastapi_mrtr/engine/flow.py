@@ -1,6 +1,8 @@
-"""One MRTR round on the server: open the incoming ``requestState``, seal the next one.
+"""The rules on ``requestState``: every check on the incoming one, the flow's limits on the next.
 
-Every check on the incoming state happens here, before any handler runs. Whatever the cause
+:class:`StateGuard` is what a round (``engine.rounds.Round``) opens its state with and seals the
+next one with; ``state.sealing`` does the cryptography. Every check on the incoming state
+happens here, before any handler runs. Whatever the cause
 (tampered, expired, another tool, arguments or caller, replayed when single-use is on), the client
 gets one frozen error; the cause goes to the log only.
 """
@@ -13,8 +15,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fastapi_mrtr.engine.answers import malformed_reason
 from fastapi_mrtr.engine.call import CallRecord
+from fastapi_mrtr.engine.input_responses import malformed_reason
 from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.replay_store import NO_HOLD, StateHold, hold_state
@@ -59,8 +61,8 @@ def key_ring(options: ServerOptions) -> StateKeyRing:
     return StateKeyRing(options.request_state_key)
 
 
-class FlowSealer:
-    """Opens and seals ``requestState`` for one server, with its key ring and options."""
+class StateGuard:
+    """Opens and seals ``requestState`` for one server, with its key ring, options and limits."""
 
     def __init__(self, options: ServerOptions, keys: StateKeyRing) -> None:
         self.options = options
@@ -80,27 +82,15 @@ class FlowSealer:
             principal=self.options.principal_resolver(headers),
         )
 
-    def lazy_binding(
-        self, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
-    ) -> Callable[[], StateBinding]:
-        """The binding of one round, computed on the first call and then reused."""
-        computed: list[StateBinding] = []
-
-        def binding() -> StateBinding:
-            if not computed:
-                computed.append(self.binding(method, target, arguments, headers))
-            return computed[0]
-
-        return binding
-
     async def open(
-        self, params: JSONObject, binding: Callable[[], StateBinding], headers: Mapping[str, str]
-    ) -> tuple[ReplayLedger, StateClaims | None, StateHold]:
-        """The ledger of this round, the claims of the incoming state (None on a first round), and
-        the round's hold on that state when it is single-use: release it on a ``correctable`` refusal.
+        self, params: JSONObject, method: str, target: str, arguments: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> tuple[ReplayLedger, StateClaims | None, StateHold, StateBinding | None]:
+        """The ledger of this round, the claims of the incoming state (None on a first round), the
+        round's hold on that state when it is single-use (release it on a ``correctable`` refusal),
+        and the binding it was checked against.
 
-        ``binding`` is only called when there is a state to check: a call that brings none (and
-        then completes) never pays for digesting its arguments.
+        The binding is only computed when there is a state to check (else None): a call that
+        brings none (and then completes) never pays for digesting its arguments.
         """
         responses = params.get("inputResponses")
         if responses is None:
@@ -112,11 +102,12 @@ class FlowSealer:
             accept = self.options.input_required_config.accept_unsolicited_answers
             if accept:  # which keys are elicitations is not known yet: every kind of result is an object
                 refuse_malformed({"asked": dict.fromkeys(responses, "")}, responses)
-            return ReplayLedger.first_round(responses, accept), None, NO_HOLD
-        claims = await self._verify(token, binding(), headers)
+            return ReplayLedger.first_round(responses, accept), None, NO_HOLD, None
+        binding = self.binding(method, target, arguments, headers)
+        claims = await self._verify(token, binding, headers)
         refuse_malformed(claims.data, responses)
         hold = await self._claim(claims) if self.options.replay_store is not None else NO_HOLD
-        return ReplayLedger.from_sealed(claims.data, responses), claims, hold
+        return ReplayLedger.from_sealed(claims.data, responses), claims, hold, binding
 
     async def _verify(self, token: object, binding: StateBinding, headers: Mapping[str, str]) -> StateClaims:
         options = self.options

@@ -26,7 +26,7 @@ from fastapi_mrtr.wire.protocol import JSONObject
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
-def question_digest(method: str, params: JSONObject | None) -> str:
+def input_request_digest(method: str, params: JSONObject | None) -> str:
     return digest_of_canonical(canonical_json({"method": method, "params": params or {}}))
 
 
@@ -36,12 +36,14 @@ def canonical_json(value: Any) -> str:
 
 
 def digest_of_canonical(canonical: str) -> str:
-    """The question digest of an already canonical JSON text (see :func:`question_digest`)."""
+    """The question digest of an already canonical JSON text (see :func:`input_request_digest`)."""
     return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).decode()[:16]
 
 
 @dataclass
-class Ask:
+class KeyedInputRequest:
+    """An input request this run sends: its key, what it asks, and the digest that pins its answer."""
+
     key: str
     method: str
     params: JSONObject
@@ -61,7 +63,7 @@ class ReplayLedger:
     keys_seen: set[str] = field(default_factory=set)
     used: dict[str, JSONObject] = field(default_factory=dict)
     once_used: dict[str, Any] = field(default_factory=dict)
-    pending: list[Ask] = field(default_factory=list)
+    input_requests: list[KeyedInputRequest] = field(default_factory=list)  # this run's, unanswered
     refused: dict[str, str] = field(default_factory=dict)  # key -> why its answer was refused this run
     auto_keys: int = 0
 
@@ -101,6 +103,22 @@ class ReplayLedger:
         self.keys_seen.add(key)
         return key
 
+    def look_up(self, key: str | None, method: str, params: JSONObject, q: str | None) -> tuple[str, str, Any, bool]:
+        """(key, digest, recorded answer or None, diverged) for one input request of this run.
+
+        Claims the key (an unnamed request gets the next ``input-N``), takes the request's digest
+        when ``q`` is None, and finds the answer recorded for that key and digest.
+        """
+        key = self.claim_key(key)
+        if q is None:
+            q = input_request_digest(method, params)
+        answer, diverged = self.recorded(key, q)
+        return key, q, answer, diverged
+
+    def add_input_request(self, key: str, method: str, params: JSONObject, q: str) -> None:
+        """Record an input request this run sends: the round answers ``input_required`` with it."""
+        self.input_requests.append(KeyedInputRequest(key, method, params, q))
+
     def recorded(self, key: str, q: str) -> tuple[Any, bool]:
         """(answer, diverged): the recorded answer for ``key`` if it was given for this question."""
         entry = self.answers.get(key)
@@ -117,8 +135,8 @@ class ReplayLedger:
         self.used[key] = {"q": q, "r": answer}
 
     def next_state(self, handler_state: str | None = None) -> JSONObject:
-        data: JSONObject = {"asked": {a.key: a.q for a in self.pending}}
-        forms = [a.key for a in self.pending if a.method == ELICITATION_CREATE]
+        data: JSONObject = {"asked": {a.key: a.q for a in self.input_requests}}
+        forms = [a.key for a in self.input_requests if a.method == ELICITATION_CREATE]
         if forms:  # their answers must carry an action: checked before the next run (see answers)
             data["el"] = forms
         if self.used:

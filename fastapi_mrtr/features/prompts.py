@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from fastapi_mrtr.engine.call import CallRecord
-from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.engine.flow import StateGuard
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
 from fastapi_mrtr.integration.functions import (
@@ -109,9 +109,9 @@ class PromptRegistry:
 class PromptMethods:
     """``prompts/list`` and ``prompts/get`` over a :class:`PromptRegistry`."""
 
-    def __init__(self, registry: PromptRegistry, sealer: FlowSealer, options: ServerOptions) -> None:
+    def __init__(self, registry: PromptRegistry, state_guard: StateGuard, options: ServerOptions) -> None:
         self._registry = registry
-        self._sealer = sealer
+        self._state_guard = state_guard
         self._options = options
 
     async def list_prompts(self, rpc: RpcRequest) -> JSONObject:
@@ -138,7 +138,7 @@ class PromptMethods:
                 return {}
             return prompt_result(spec, value)
 
-        return await run_round(self._sealer, rpc, "prompts/get", name, arguments, run)
+        return await run_round(self._state_guard, rpc, "prompts/get", name, arguments, run)
 
 
 def prompt_result(spec: PromptSpec, value: Any) -> JSONObject:

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 from pydantic import TypeAdapter
 
 from fastapi_mrtr.engine.call import CallRecord
-from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.engine.flow import StateGuard
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
 from fastapi_mrtr.integration.functions import (
@@ -217,9 +217,9 @@ def _check_parameters(uri: str, signature: FunctionSignature, template: UriTempl
 class ResourceMethods:
     """``resources/list``, ``resources/templates/list`` and ``resources/read``."""
 
-    def __init__(self, registry: ResourceRegistry, sealer: FlowSealer, options: ServerOptions) -> None:
+    def __init__(self, registry: ResourceRegistry, state_guard: StateGuard, options: ServerOptions) -> None:
         self._registry = registry
-        self._sealer = sealer
+        self._state_guard = state_guard
         self._options = options
 
     def _listing(self, rpc: RpcRequest, key: str, entries: list[JSONObject]) -> JSONObject:
@@ -250,7 +250,7 @@ class ResourceMethods:
             result.setdefault("cacheScope", spec.cache_scope or self._options.cache_scope)
             return result
 
-        return await run_round(self._sealer, rpc, "resources/read", uri, {}, run)
+        return await run_round(self._state_guard, rpc, "resources/read", uri, {}, run)
 
 
 def read_result(spec: ResourceSpec, uri: str, value: Any) -> JSONObject:

@@ -27,7 +27,7 @@ class ArgumentKind:
 
     A single-valued parameter takes a string, number or boolean (sent as its URL text); a list
     parameter takes a list of those, or one of them. Any other value would reach the route
-    stringified, so it is refused as a validation error instead (see ``invoke.argument_errors``).
+    stringified, so it is refused as a validation error instead (see ``route_request.argument_errors``).
     """
 
     name: str

@@ -7,17 +7,19 @@ There are three ways to make it, fastest first; :class:`CallRunner` takes the fi
    validation and serialisation and no HTTP request built (:class:`DirectCall`). Only for a plain
    ``async def`` route, and only where the route entry below applies too; a call it cannot
    reproduce exactly (arguments that fail validation, dependency overrides, telemetry) hands
-   over to the route entry before anything has run.
+   over to the route entry before anything has run (``direct_call``).
 2. :attr:`CallPath.ROUTE`: the route's own ASGI app runs the request, with the scope set as the
    skipped layers (exception middleware, exit-stack middleware, router) would set it
-   (:class:`RouteEntry`). Only when the app's stack holds nothing of the user's: the plugin's is
+   (:class:`RouteEntry`, in ``route_entry``). Only when the app's stack holds nothing of the user's: the plugin's is
    the only user middleware, no 500 handler, and FastAPI's own layers below it.
 3. :attr:`CallPath.WALK`: the request walks the app's stack, as a REST request would. It enters
    just below the plugin's middleware when that is the only user middleware and no 500 handler
    is registered (the MCP request itself has just passed the layers above it), and at the top
    of the app otherwise, so it meets every middleware of the user's, above or below the
    plugin's. Where the app's router chooses a route, :class:`ToolRouteGuard` lets it run only
-   the tool's route.
+   the tool's route (``walk``).
+
+Each way takes the same :class:`ToolCall` (``tool_call``): the one object for the call.
 
 The app's stack is built by Starlette on its first request; the plugin's middleware then calls
 :meth:`CallRunner.attach`, which finds where calls may enter. Until then every call walks.
@@ -29,19 +31,20 @@ The app's stack is built by Starlette on its first request; the plugin's middlew
 from __future__ import annotations
 
 import enum
-import functools
 import logging
 from typing import Any
 
 from fastapi import FastAPI
-from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp, Scope
 
 from fastapi_mrtr.engine.call import CallRecord
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.direct_call import DirectCall
-from fastapi_mrtr.integration.invoke import CapturedResponse, call_route, forwarded_headers, route_scope
-from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteGuard, ToolRouteRefusedError, ToolRouteTicket
+from fastapi_mrtr.integration.route_entry import RouteEntry
+from fastapi_mrtr.integration.route_request import CapturedResponse, forwarded_headers
+from fastapi_mrtr.integration.tool_call import ToolCall, ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition
+from fastapi_mrtr.integration.walk import ToolRouteGuard, walk
 from fastapi_mrtr.wire.protocol import JSONObject
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -66,7 +69,7 @@ class CallRunner:
         self.tool_entry: ASGIApp | None = None  # a layer just below the plugin's middleware (None: the top)
         self.route_entry: RouteEntry | None = None  # straight into the tool's route, when the stack allows
         self._direct_calls: dict[str, tuple[ToolDefinition, DirectCall | None]] = {}
-        # Where the app's router chooses a route, a tool call may only run its own (see route_entry).
+        # Where the app's router chooses a route, a tool call may only run its own (see walk).
         self._guarded = ToolRouteGuard.install(app.router)
         if not self._guarded:
             logger.error(
@@ -75,8 +78,12 @@ class CallRunner:
                 "the app (your middleware sits below the plugin's) are refused"
             )
 
-    def attach(self, below_plugin: ASGIApp, plugin_middleware: type[Any]) -> None:
+    def attach(self, below_plugin: ASGIApp, plugin_middleware: type[Any]) -> bool:
         """Find where calls may enter, given the layer just below the plugin's middleware.
+
+        Returns whether that layer is FastAPI's own stack (Starlette's exception middleware): then
+        no user middleware sits between the plugin's and the routes, and the plugin's middleware
+        may hand a request for the endpoint straight to it.
 
         Above the user middleware FastAPI has only its own layers: the server-error middleware
         (which runs a 500/``Exception`` handler), telemetry and the body-size limit, all of which
@@ -86,12 +93,13 @@ class CallRunner:
         those layers a second time; FastAPI's telemetry then counts the MCP request once.
         """
         host = self._app
+        fixed_stack = compat.is_exception_layer(below_plugin)
         classes: list[object] = [m.cls for m in host.user_middleware]
         only_ours = classes == [plugin_middleware]
         handles_500 = 500 in host.exception_handlers or Exception in host.exception_handlers
-        fixed_stack = isinstance(below_plugin, ExceptionMiddleware)
         self.tool_entry = below_plugin if fixed_stack and only_ours and not handles_500 else None
         self.route_entry = RouteEntry.below(self.tool_entry) if self.tool_entry is not None else None
+        return fixed_stack
 
     def walks(self) -> bool:
         """Whether every call walks the app (the stack allows no entry below, or the walk is forced)."""
@@ -104,50 +112,23 @@ class CallRunner:
 
         Raises :class:`ToolRouteRefusedError` when the request could not run only the tool's route.
         """
-        forwarded = forwarded_headers(outer_scope, self._forward_headers)
+        call = ToolCall(
+            self._app, tool, outer_scope, arguments, record, forwarded_headers(outer_scope, self._forward_headers)
+        )
         route_entry = self._route_entry_in_use()
-        entry: ASGIApp | None
         if route_entry is not None:
-            direct = self._direct_call_in_use(tool)
+            direct = self._direct_call(tool) if self.fastest is CallPath.DIRECT else None
             if direct is not None:
-                response = await self._call_directly(
-                    direct, route_entry, tool, outer_scope, arguments, forwarded, record
-                )
+                response = await direct.call(call, route_entry)
                 if response is not None:
                     return response
-            entry = functools.partial(route_entry.call, tool.route)  # what a direct call cannot do, too
-        elif self._guarded:
-            entry = self.tool_entry  # None: the top of the app
-        else:
+            return await route_entry.run(call)  # what a direct call cannot do, too
+        if not self._guarded:
             raise ToolRouteRefusedError("the app's router cannot be checked to run only the tool's route (see the log)")
-        return await call_route(self._app, outer_scope, tool.route, tool.plan, arguments, forwarded, record, entry)
+        return await walk(call, self.tool_entry)
 
     def _route_entry_in_use(self) -> RouteEntry | None:
         return None if self.fastest is CallPath.WALK else self.route_entry
-
-    def _direct_call_in_use(self, tool: ToolDefinition) -> DirectCall | None:
-        """The tool's direct call, when it has one and it is allowed (a route entry is in use too)."""
-        return self._direct_call(tool) if self.fastest is CallPath.DIRECT else None
-
-    async def _call_directly(
-        self,
-        direct: DirectCall,
-        route_entry: RouteEntry,
-        tool: ToolDefinition,
-        outer_scope: Scope,
-        arguments: JSONObject,
-        forwarded: list[tuple[bytes, bytes]],
-        record: CallRecord,
-    ) -> CapturedResponse | None:
-        """What the direct call answered, or None when the route must run the call."""
-
-        def scope_for() -> tuple[Scope, bytes]:  # the request the route would have seen
-            scope, body = route_scope(self._app, outer_scope, tool.route, tool.plan, arguments, forwarded, record)
-            if not route_entry.prepare(tool.route, scope):  # its arguments were checked: not expected
-                raise ToolRouteRefusedError(ToolRouteTicket(tool.route).refuse(scope))
-            return scope, body
-
-        return await direct.call(arguments, record, route_entry.exception_handlers, scope_for)
 
     def _direct_call(self, tool: ToolDefinition) -> DirectCall | None:
         known = self._direct_calls.get(tool.name)

@@ -34,19 +34,18 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
-from starlette.convertors import StringConvertor
 from starlette.datastructures import QueryParams
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Scope
 
-from fastapi_mrtr.engine.call import CallRecord, catch_suspension
+from fastapi_mrtr.engine.call import catch_suspension
 from fastapi_mrtr.engine.context import ToolContext
 from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.call_plan import CallPlan
 from fastapi_mrtr.integration.dependency import get_context
-from fastapi_mrtr.integration.invoke import (
+from fastapi_mrtr.integration.route_entry import RouteEntry
+from fastapi_mrtr.integration.route_request import (
     CapturedResponse,
     argument_errors,
     body_value,
@@ -54,6 +53,7 @@ from fastapi_mrtr.integration.invoke import (
     query_pairs,
     query_text,
 )
+from fastapi_mrtr.integration.tool_call import ToolCall
 
 ExceptionHandlers = tuple[Mapping[Any, Any], Mapping[Any, Any]]  # (by class, by HTTP status)
 
@@ -96,7 +96,7 @@ class DirectCall:
             and inspect.iscoroutinefunction(dependant.call)  # sync ones run in a worker thread
             and not compat.needs_its_own_request(route)
             and compat.is_default_response_class(route, JSONResponse)
-            and all(type(c) is StringConvertor for c in route.param_convertors.values())
+            and compat.plain_path_convertors(route)
             and not any(_is_model(f) for f in dependant.query_params)
             and not any(isinstance(f.field_info, params.Form) for f in dependant.body_params)
         )
@@ -112,29 +112,32 @@ class DirectCall:
         scalar_query = tuple(dependant.query_params) if all(map(_is_scalar, dependant.query_params)) else ()
         return cls(route, plan, tuple(contexts), bool(embed), options, scalar_path, scalar_query)
 
-    async def call(
-        self,
-        arguments: Mapping[str, Any],
-        record: CallRecord,
-        handlers: ExceptionHandlers,
-        scope_for: Callable[[], tuple[Scope, bytes]],
-    ) -> CapturedResponse | None:
+    async def call(self, tool_call: ToolCall, entry: RouteEntry) -> CapturedResponse | None:
         """What the route would have answered, or None when the route itself must run the call.
 
-        ``scope_for`` builds the request the route would have seen (scope and body). It is only
-        called when something needs it: ``ctx.request``, an exception handler, a ``Response``.
+        The request the route would have seen is only built when something needs it:
+        ``ctx.request``, an exception handler, a ``Response``; ``entry`` sets in its scope what
+        the layers above the route would have (and holds the app's exception handlers).
         """
         if self._overridden() or compat.request_telemetry_active():
             return None
-        values = await self._validated(arguments)
+        values = await self._validated(tool_call.arguments)
         if values is None:
             return None
+
+        def scope_for() -> tuple[Scope, bytes]:  # the request the route would have seen
+            scope, body = tool_call.request()
+            if not entry.prepare(tool_call.route, scope):  # its arguments were checked: not expected
+                raise tool_call.refused(scope)
+            return scope, body
+
+        handlers = entry.exception_handlers
         request = _LazyRequest(scope_for)
-        context = ToolContext(record, request.get)
+        context = ToolContext(tool_call.record, request.get)
         for name in self.context_params:
             values[name] = context
         try:
-            with catch_suspension():
+            with catch_suspension:
                 returned = await self.route.dependant.call(**values)
                 return await self._respond(returned, request)
         except Exception as exc:
@@ -185,14 +188,7 @@ class DirectCall:
         route = self.route
         if isinstance(returned, Response):
             return await _sent(returned, request)
-        content = await compat.serialize_returned(route, returned, self.serialize_options)
-        if self.serialize_options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
-            status, body = route.status_code or 200, content
-        else:
-            response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
-            status, body = response.status_code, response.body
-        if not compat.body_allowed(status):
-            body = b""
+        status, body = await compat.json_answer(route, returned, self.serialize_options)
         return CapturedResponse(status, [(b"content-type", b"application/json")], bytearray(body))
 
 
@@ -225,10 +221,7 @@ def _receiver(body: bytes) -> Callable[[], Any]:
 
 async def _handled(exc: Exception, handlers: ExceptionHandlers, request: _LazyRequest) -> CapturedResponse:
     """The app's answer to ``exc``, found as Starlette finds it; re-raised when none handles it."""
-    by_class, by_status = handlers
-    handler = by_status.get(exc.status_code) if isinstance(exc, HTTPException) else None
-    if handler is None:
-        handler = next((by_class[cls] for cls in type(exc).__mro__ if cls in by_class), None)
+    handler = compat.exception_handler_for(handlers, exc)
     if handler is None:
         raise exc
     if compat.is_async_handler(handler):

@@ -27,6 +27,10 @@ What it stands for, and why the plugin needs it:
 - **Included routers** (``fastapi.routing.iter_route_contexts``: 0.140 has it, 0.130 not):
   newer FastAPI serves an included router's routes through per-include contexts; older FastAPI copied
   them into ``app.router.routes``.
+- **Where a tool call enters the app** (``starlette.routing``'s matching, its router's
+  ``middleware_stack``, the ``Mount`` scope, Starlette's exception-handler lookup): the route entry
+  sets in the scope what the router would, the guard takes the place of the router's routing,
+  and a direct call finds an exception's handler as Starlette's exception middleware does.
 - **Route features a direct call cannot reproduce**, newer FastAPI only (streamed responses,
   body-size limits, router form limits) and **telemetry** (``fastapi.telemetry``: 0.150 has it,
   0.140 not): their presence makes the plugin take the route itself.
@@ -44,11 +48,16 @@ from fastapi import routing as fastapi_routing
 from fastapi._compat import ModelField, field_annotation_is_sequence
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.dependencies.utils import request_body_to_args, request_params_to_args
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute, serialize_response
 from fastapi.utils import is_body_allowed_for_status_code
 from pydantic.fields import FieldInfo
+from starlette._exception_handler import _lookup_exception_handler
 from starlette._utils import is_async_callable
+from starlette.convertors import StringConvertor
+from starlette.exceptions import HTTPException
 from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Scope
 
 try:  # FastAPI 0.118 and later: the exit stack for uploaded files is a middleware of its own
@@ -145,6 +154,17 @@ async def serialize_returned(route: Any, returned: Any, options: Mapping[str, An
     )
 
 
+async def json_answer(route: Any, returned: Any, options: Mapping[str, Any]) -> tuple[int, bytes]:
+    """(status, body) the route's default ``JSONResponse`` answers for its path function's return value."""
+    content = await serialize_returned(route, returned, options)
+    if options.get("dump_json"):  # JSON bytes already: what Response(...) would hold
+        status, body = route.status_code or 200, content
+    else:
+        response = JSONResponse(content, **({"status_code": route.status_code} if route.status_code else {}))
+        status, body = response.status_code, bytes(response.body)
+    return status, (body if body_allowed(status) else b"")
+
+
 def body_allowed(status: int) -> bool:
     """Whether a response of this status carries a body (not 1xx, 204, 304)."""
     return bool(is_body_allowed_for_status_code(status))
@@ -153,6 +173,21 @@ def body_allowed(status: int) -> bool:
 def is_async_handler(handler: Any) -> bool:
     """Whether Starlette awaits ``handler`` (else it runs it in a worker thread)."""
     return bool(is_async_callable(handler))
+
+
+def exception_handler_for(handlers: tuple[Mapping[Any, Any], Mapping[Any, Any]], exc: Exception) -> Any:
+    """The app's handler of ``exc`` as Starlette's exception middleware finds it, or None.
+
+    An ``HTTPException`` by its status first, then by the exception's class along its MRO.
+    """
+    by_class, by_status = handlers
+    handler = by_status.get(exc.status_code) if isinstance(exc, HTTPException) else None
+    return handler if handler is not None else _lookup_exception_handler(dict(by_class), exc)
+
+
+def plain_path_convertors(route: Any) -> bool:
+    """Whether every path parameter of ``route`` is a plain ``{name}`` (one string segment)."""
+    return all(type(c) is StringConvertor for c in route.param_convertors.values())
 
 
 # --- routes ------------------------------------------------------------------------------------
@@ -243,7 +278,16 @@ _request_telemetry = _telemetry_reader()
 # --- the app's stack below the plugin ----------------------------------------------------------
 
 
-def exception_handlers_of(layer: ExceptionMiddleware) -> tuple[dict[Any, Any], dict[Any, Any]] | None:
+def is_exception_layer(layer: object) -> bool:
+    """Whether ``layer`` is Starlette's own exception middleware: FastAPI's stack starts there.
+
+    The one check of where a FastAPI app's own layers begin below the user middleware (exactly
+    that class: a subclass may do anything).
+    """
+    return type(layer) is ExceptionMiddleware
+
+
+def exception_handlers_of(layer: ASGIApp) -> tuple[dict[Any, Any], dict[Any, Any]] | None:
     """The exception handlers Starlette's exception middleware holds: (by class, by HTTP status)."""
     by_class = getattr(layer, "_exception_handlers", None)
     by_status = getattr(layer, "_status_handlers", None)
@@ -252,18 +296,71 @@ def exception_handlers_of(layer: ExceptionMiddleware) -> tuple[dict[Any, Any], d
     return by_class, by_status
 
 
-def router_below_exceptions(layer: ExceptionMiddleware) -> ASGIApp | None:
-    """What FastAPI puts below Starlette's exception middleware, past its own file stack.
+def router_below_exceptions(layer: ASGIApp) -> Router | None:
+    """The router FastAPI puts below Starlette's exception middleware ``layer``, past its file stack.
 
-    FastAPI 0.118 and later: its exit-stack middleware, then the router (None when something else
-    sits there). FastAPI 0.117 and older: the router itself.
+    FastAPI 0.118 and later: its exit-stack middleware, then the router. FastAPI 0.117 and older:
+    the router itself. None when something else sits there.
     """
-    below = layer.app
-    if _FileStackMiddleware is None:
-        return below
-    if type(below) is not _FileStackMiddleware or below.context_name != _FILE_STACK_KEY:
-        return None
-    return below.app
+    below = getattr(layer, "app", None)
+    if _FileStackMiddleware is not None:
+        if type(below) is not _FileStackMiddleware or below.context_name != _FILE_STACK_KEY:
+            return None
+        below = below.app
+    return below if isinstance(below, Router) else None
+
+
+def router_has_middleware(router: Router, guard: type[Any]) -> bool:
+    """Whether ``router`` wraps its routing in middleware of its own (a ``guard`` around it is not)."""
+    stack: Any = getattr(router, "middleware_stack", router.app)
+    if isinstance(stack, guard):
+        stack = stack.routing
+    return bool(stack != router.app)
+
+
+def guard_routing(router: Router, guard: type[Any], max_layers: int = 64) -> bool:
+    """Put ``guard(router, routing)`` in place of ``router``'s own routing, below its middleware.
+
+    Rewrites the router's ``middleware_stack`` (or the innermost ``app`` of its own middleware)
+    in place, once: a second call finds the guard there. False when the router's middleware hides
+    where routing starts (a layer without ``app``, or deeper than ``max_layers``).
+    """
+    routing = router.app
+    stack: Any = router.middleware_stack
+    if isinstance(stack, guard):
+        return True
+    if stack == routing:
+        router.middleware_stack = guard(router, routing)
+        return True
+    layer: Any = stack
+    for _ in range(max_layers):  # the router's own middleware: each layer's ``app`` is the next
+        inner = getattr(layer, "app", None)
+        if inner is None:
+            return False
+        if isinstance(inner, guard):
+            return True
+        if inner == routing:
+            layer.app = guard(router, routing)
+            return True
+        layer = inner
+    return False
+
+
+def match_route(route: Any, scope: Scope, router: Router) -> bool:
+    """Set in ``scope`` what ``router`` sets when it chooses ``route``; False unless it fully matches."""
+    match, child_scope = route.matches(scope)
+    if match is not Match.FULL:
+        return False
+    scope.update(child_scope)
+    scope["route"] = declared_route(route)
+    scope.setdefault("router", router)
+    return True
+
+
+def mounted_scope(scope: Scope, mount: str) -> Scope:
+    """The scope Starlette's ``Mount`` at ``mount`` hands its app (the root path extended by it)."""
+    root_path = scope.get("root_path", "")
+    return {**scope, "app_root_path": scope.get("app_root_path", root_path), "root_path": root_path + mount}
 
 
 def put_exception_handlers(scope: Scope, handlers: tuple[Any, Any]) -> None:

@@ -129,7 +129,7 @@ async def call_function(
     if signature.context_param is not None:
         call_kwargs[signature.context_param] = ToolContext(record, Request(rpc.scope))
     value: Any = SUSPENDED
-    with catch_suspension():
+    with catch_suspension:
         try:
             if signature.is_async:
                 value = await signature.fn(**call_kwargs)

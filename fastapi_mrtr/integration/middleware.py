@@ -12,13 +12,13 @@ import logging
 from typing import Protocol
 
 from fastapi import FastAPI
-from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
-from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.engine.call import SCOPE_KEY, catch_suspension
+from fastapi_mrtr.engine.flow import StateGuard
+from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.call_runner import CallRunner
-from fastapi_mrtr.integration.rest import RECORD_KEY, SEALER_KEY, before_reply, input_required_body
+from fastapi_mrtr.integration.rest import REST_KEY, RestCall, before_reply, input_required_body
 from fastapi_mrtr.transport.http import send_json
 from fastapi_mrtr.wire.json_codec import encode
 
@@ -27,7 +27,7 @@ class ServedEndpoint(Protocol):
     """What the middleware needs of the ``MCP`` it serves (the app module builds on this one)."""
 
     app: FastAPI
-    sealer: FlowSealer
+    state_guard: StateGuard
     call_runner: CallRunner
 
     @property
@@ -47,12 +47,11 @@ class MrtrMiddleware:
     def __init__(self, app: ASGIApp, server: ServedEndpoint) -> None:
         self.app = app
         self.server = server
-        # When the next layer is Starlette's exception middleware, no user middleware sits between
-        # this one and the routes, so a request for the endpoint can skip the exception
-        # middleware and the router (the endpoint answers every error itself): it sees the same
-        # middleware as through the mount, at a fraction of the cost.
-        self._serve_directly = isinstance(app, ExceptionMiddleware)
-        server.call_runner.attach(app, MrtrMiddleware)  # where in-process tool calls may enter
+        # Where in-process tool calls may enter. When the next layer is FastAPI's own stack, no user
+        # middleware sits between this one and the routes, so a request for the endpoint can skip
+        # the exception middleware and the router (the endpoint answers every error itself): it
+        # sees the same middleware as through the mount, at a fraction of the cost.
+        self._serve_directly = server.call_runner.attach(app, MrtrMiddleware)
 
     def _closing_on_shutdown(self, receive: Receive) -> Receive:
         """The app's lifespan ``receive``: at startup, the endpoint starts (the relay listens, so a
@@ -83,11 +82,11 @@ class MrtrMiddleware:
         mount = self.server.mount_path
         if mount is not None and scope["path"] in (mount, mount + "/"):
             if self._serve_directly:
-                await self.server(_mounted(scope, mount), receive, send)
+                await self.server(compat.mounted_scope(scope, mount), receive, send)
                 return
             if scope["path"] == mount:
                 scope = {**scope, "path": mount + "/", "raw_path": (mount + "/").encode()}
-        scope[SEALER_KEY] = self.server.sealer
+        rest = scope[REST_KEY] = RestCall(self.server.state_guard)
         started = False
 
         async def tracking_send(message: Message) -> None:
@@ -97,20 +96,13 @@ class MrtrMiddleware:
                 await before_reply(scope, message["status"])
             await send(message)
 
-        with catch_suspension():  # the record says whether the endpoint asked
+        with catch_suspension:  # the record says whether the endpoint asked
             await self.app(scope, receive, tracking_send)
-        record: CallRecord | None = scope.get(RECORD_KEY)
-        if record is None or not (record.suspended or record.missing_capability is not None):
+        if rest.round is None or not rest.stopped_to_ask():
             return
         if started:
-            logger.error("an endpoint asked for input after its response had started; the ask is lost")
+            logger.error("an endpoint asked for input after its response had started; the input request is lost")
             return
-        status, body = input_required_body(record)
+        status, body = input_required_body(rest.round)
         await before_reply(scope, status)
         await send_json(send, status, encode(body))
-
-
-def _mounted(scope: Scope, mount: str) -> Scope:
-    """The scope the ``Mount`` would hand the endpoint (its root path extended by the mount path)."""
-    root_path = scope.get("root_path", "")
-    return {**scope, "app_root_path": scope.get("app_root_path", root_path), "root_path": root_path + mount}

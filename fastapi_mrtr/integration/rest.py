@@ -11,6 +11,7 @@ method, the path, the query and a digest of the body, and to the caller's Author
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException, Request
@@ -18,67 +19,58 @@ from fastapi.routing import APIRoute
 from starlette.types import Scope
 
 from fastapi_mrtr.engine.call import CallRecord
-from fastapi_mrtr.engine.flow import FlowSealer
-from fastapi_mrtr.engine.rounds import pending_requests
+from fastapi_mrtr.engine.flow import StateGuard
+from fastapi_mrtr.engine.rounds import Round, input_requests_of
 from fastapi_mrtr.integration import fastapi_compat as compat
-from fastapi_mrtr.state.replay_store import StateHold
 from fastapi_mrtr.wire.errors import ServerError
 from fastapi_mrtr.wire.json_codec import decode
 from fastapi_mrtr.wire.protocol import JSONObject
 
-SEALER_KEY = "fastapi_mrtr.sealer"  # the FlowSealer of the app's MCP, set by its middleware
-RECORD_KEY = "fastapi_mrtr.rest"
+REST_KEY = "fastapi_mrtr.rest"  # the RestCall of a plain HTTP request, set by the plugin's middleware
 STATE_HEADER = "mrtr-request-state"
 RESPONSES_HEADER = "mrtr-input-responses"
 # A REST caller is a program that can show anything to its user.
 REST_CAPABILITIES: JSONObject = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
 
 
+@dataclass
+class RestCall:
+    """A plain HTTP request to an app the plugin serves, and its round once ``ctx`` opened one."""
+
+    guard: StateGuard
+    round: Round | None = None
+
+    def stopped_to_ask(self) -> bool:
+        """Whether the route's handler stopped for input (or for a capability): a 428 or 400 is due."""
+        record = self.round.record if self.round is not None else None
+        return record is not None and (record.suspended or record.missing_capability is not None)
+
+
 async def rest_record(request: Request) -> CallRecord:
-    sealer: FlowSealer | None = request.scope.get(SEALER_KEY)
-    if sealer is None:
+    """Open the round of a REST call that asks for ``ctx`` (its ``MRTR-*`` headers are its retry)."""
+    rest: RestCall | None = request.scope.get(REST_KEY)
+    if rest is None:
         raise RuntimeError("ctx is only available in apps that created MCP(app)")
     headers = {k.lower(): v for k, v in request.headers.items()}
-    responses = _responses(headers.get(RESPONSES_HEADER))
-    body = await request.body()
-    target = f"{request.method} {request.url.path}"
-    arguments = {"query": str(request.query_params), "body": hashlib.sha256(body).hexdigest()}
-    binding = sealer.binding("rest", target, arguments, headers)
-    params: JSONObject = {"inputResponses": responses}
+    params: JSONObject = {"inputResponses": _responses(headers.get(RESPONSES_HEADER))}
     if headers.get(STATE_HEADER):
         params["requestState"] = headers[STATE_HEADER]
+    body = await request.body()
     try:
-        ledger, claims, hold = await sealer.open(params, lambda: binding, headers)
+        round_ = await Round.open(
+            rest.guard,
+            method="rest",
+            target=f"{request.method} {request.url.path}",
+            arguments={"query": str(request.query_params), "body": hashlib.sha256(body).hexdigest()},
+            params=params,
+            headers=headers,
+            client_capabilities=REST_CAPABILITIES,
+        )
     except ServerError as exc:
         raise HTTPException(exc.http_status, detail=exc.to_error()) from None
-    record = CallRecord(
-        method="rest",
-        target=target,
-        arguments=arguments,
-        client_capabilities=REST_CAPABILITIES,
-        ledger=ledger,
-        flow_id=claims.flow_id if claims else None,
-        round=claims.round if claims else 0,
-        strict_replay=sealer.options.strict_replay,
-    )
-
-    def seal() -> str:
-        try:
-            return sealer.seal(record, binding, claims)
-        except ServerError as exc:
-            if exc.correctable:
-                refused_correctably(record, exc.http_status)
-            raise
-
-    record.extras["seal"] = seal
-    record.extras["hold"] = hold
-    request.scope[RECORD_KEY] = record
-    return record
-
-
-def refused_correctably(record: CallRecord, status: int) -> None:
-    """Note that the answer with ``status`` will be a refusal the client can correct and resend."""
-    record.extras["correctable_status"] = status
+    round_.record.seal_now = round_.seal  # ``ctx.input_required`` answers 428 from the handler itself
+    rest.round = round_
+    return round_.record
 
 
 async def before_reply(scope: Scope, status: int) -> None:
@@ -87,10 +79,9 @@ async def before_reply(scope: Scope, status: int) -> None:
     Released before the caller hears of it, so its corrected retry finds the state free. A route
     that answered otherwise (it ignored a refused ``ctx.input_required``) keeps the state used.
     """
-    record: CallRecord | None = scope.get(RECORD_KEY)
-    if record is not None and record.extras.get("correctable_status") == status:
-        hold: StateHold = record.extras["hold"]
-        await hold.release()
+    rest: RestCall | None = scope.get(REST_KEY)
+    if rest is not None and rest.round is not None and rest.round.correctable_status == status:
+        await rest.round.release()
 
 
 def _responses(raw: str | None) -> JSONObject:
@@ -105,16 +96,17 @@ def _responses(raw: str | None) -> JSONObject:
     return value
 
 
-def input_required_body(record: CallRecord) -> tuple[int, JSONObject]:
-    """(status, body) of the 428 answer for a REST record that is waiting for input."""
+def input_required_body(round_: Round) -> tuple[int, JSONObject]:
+    """(status, body) of the answer to a REST round that stopped to ask: 428, or a refusal."""
+    record = round_.record
     if record.missing_capability is not None:
-        refused_correctably(record, 400)
+        round_.correctable_status = 400
         return 400, {"detail": "missing client capability", "requiredCapabilities": record.missing_capability}
     try:
-        token = record.extras["seal"]()
+        token = round_.seal()
     except ServerError as exc:
         return exc.http_status, {"detail": exc.to_error()}
-    return 428, {"resultType": "input_required", "inputRequests": pending_requests(record), "requestState": token}
+    return 428, {"resultType": "input_required", "inputRequests": input_requests_of(record), "requestState": token}
 
 
 # --- what /docs shows a REST caller -------------------------------------------------------------

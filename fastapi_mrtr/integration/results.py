@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fastapi_mrtr.integration.invoke import CapturedResponse
+from fastapi_mrtr.integration.route_request import CapturedResponse
 from fastapi_mrtr.integration.tools import ToolDefinition
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, dump
 

@@ -10,7 +10,7 @@ from fastapi.routing import APIRoute
 
 from fastapi_mrtr.engine.call import CallRecord, find_exception
 from fastapi_mrtr.engine.context import ReplayDivergedError
-from fastapi_mrtr.engine.flow import FlowSealer
+from fastapi_mrtr.engine.flow import StateGuard
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import run_round
 from fastapi_mrtr.integration import fastapi_compat as compat
@@ -18,7 +18,7 @@ from fastapi_mrtr.integration.call_runner import CallRunner
 from fastapi_mrtr.integration.pagination import listing
 from fastapi_mrtr.integration.param_headers import check_param_headers
 from fastapi_mrtr.integration.results import error_result, tool_result
-from fastapi_mrtr.integration.route_entry import ToolRouteRefusedError
+from fastapi_mrtr.integration.tool_call import ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
@@ -82,9 +82,11 @@ class ToolRegistry:
 
 
 class ToolMethods:
-    def __init__(self, registry: ToolRegistry, sealer: FlowSealer, options: ServerOptions, runner: CallRunner) -> None:
+    def __init__(
+        self, registry: ToolRegistry, state_guard: StateGuard, options: ServerOptions, runner: CallRunner
+    ) -> None:
         self._registry = registry
-        self._sealer = sealer
+        self._state_guard = state_guard
         self._options = options
         self._runner = runner  # how each call runs its tool's route
 
@@ -117,7 +119,7 @@ class ToolMethods:
                 return {}
             return tool_result(tool, response)
 
-        return await run_round(self._sealer, rpc, "tools/call", name, arguments, run)
+        return await run_round(self._state_guard, rpc, "tools/call", name, arguments, run)
 
 
 def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:

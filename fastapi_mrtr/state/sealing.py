@@ -13,9 +13,11 @@ Token layout (every token is ASCII)::
         {"v":1, "jti", "fid", "r", "iat", "exp", "fexp", "m", "t", "a", "aud", "p", "d"}
 
 * ``kid = SHA-256(b"kid:" + k_enc)[:4]`` picks the key that opens the token.
-* Each secret of a :class:`StateKeyRing` yields ``k_enc`` and ``k_bind`` via HKDF-SHA256.
+* Each secret of a :class:`StateKeyRing` yields ``k_enc`` and ``k_bind`` via HKDF-SHA256
+  (:mod:`fastapi_mrtr.state.keyring`).
 * ``iat``/``exp``/``fexp`` are unix seconds (``exp``/``fexp`` may be null = no limit).
-* ``m``/``t``/``a``/``aud`` bind the token to method, target, :func:`arguments_digest` and server.
+* ``m``/``t``/``a``/``aud`` bind the token to method, target, :func:`arguments_digest`
+  (:mod:`fastapi_mrtr.state.digest`) and server.
 * ``p = b64url_nopad(HMAC-SHA256(k_bind, principal))[:22]`` or null: the principal is never stored.
 * ``d`` is the caller's JSON object.
 
@@ -29,25 +31,21 @@ and stay private for that reason.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
-import json
 import math
 import os
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii as _ascii_json
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 import fastapi_mrtr.wire.json_codec as json_codec
+from fastapi_mrtr.state.b64url import b64url_decode_strict, b64url_encode
+from fastapi_mrtr.state.digest import arguments_digest
+from fastapi_mrtr.state.keyring import KID_LEN, SealingKey, StateKeyRing
 
 __all__ = [
     "InvalidRequestStateError", "RequestStateSealer", "RequestStateTooLargeError", "StateBinding", "StateClaims",
@@ -56,13 +54,7 @@ __all__ = [
 
 PREFIX = "v1."
 _VERSION = 1
-_MIN_SECRET_BYTES = 32
-_KID_LEN, _NONCE_LEN, _TAG_LEN = 4, 12, 16
-_B64URL_CHARS = re.compile(r"[A-Za-z0-9_-]*")
-_INFO = b"fastapi-mrtr/request-state/v1/"
-# Built once (json.dumps builds an encoder per call). The argument digest stays on the json
-# module: its bytes are what a flow is bound to, so they must not change between releases.
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_NONCE_LEN, _TAG_LEN = 12, 16
 
 
 class InvalidRequestStateError(Exception):
@@ -75,66 +67,6 @@ class InvalidRequestStateError(Exception):
 
 class RequestStateTooLargeError(ValueError):
     """Raised by :meth:`RequestStateSealer.seal` when the token would exceed ``max_bytes``."""
-
-
-# --- keys ---------------------------------------------------------------------------------------
-
-
-def _derive(secret: bytes, label: bytes) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO + label).derive(secret)
-
-
-@dataclass(frozen=True, repr=False)
-class _Key:
-    kid: bytes
-    aead: AESGCM
-    k_bind: bytes
-
-    @classmethod
-    def from_secret(cls, secret: bytes | str) -> _Key:
-        raw = secret.encode("utf-8") if isinstance(secret, str) else secret
-        if not isinstance(raw, bytes):
-            raise TypeError("request_state_key must be bytes or str")
-        if len(raw) < _MIN_SECRET_BYTES:
-            raise ValueError(
-                f"request_state_key must be at least {_MIN_SECRET_BYTES} bytes, got {len(raw)} (set by "
-                "ServerOptions(request_state_key=...) or the MRTR_STATE_KEY environment variable); make one with "
-                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
-            )
-        k_enc = _derive(raw, b"enc")
-        kid = hashlib.sha256(b"kid:" + k_enc).digest()[:_KID_LEN]
-        return cls(kid=kid, aead=AESGCM(k_enc), k_bind=_derive(raw, b"bind"))
-
-
-class StateKeyRing:
-    """Secrets for sealing: ``secrets[0]`` seals, every secret opens (newest first for rotation)."""
-
-    def __init__(self, secrets: bytes | str | Sequence[bytes | str]) -> None:
-        # A str or bytes is itself a Sequence, so single secrets are recognised first.
-        items = [secrets] if isinstance(secrets, (bytes, str)) else list(secrets)
-        if not items:
-            raise ValueError("request_state_key needs at least one secret")
-        self._keys = tuple(_Key.from_secret(s) for s in items)
-        self._ephemeral = False
-
-    @classmethod
-    def ephemeral(cls) -> StateKeyRing:
-        """A ring with one random secret: tokens die with the process and no other process opens them."""
-        ring = cls(os.urandom(32))
-        ring._ephemeral = True
-        return ring
-
-    @property
-    def is_ephemeral(self) -> bool:
-        return self._ephemeral
-
-    @property
-    def key_ids(self) -> list[str]:
-        return [k.kid.hex() for k in self._keys]
-
-    def __repr__(self) -> str:
-        extra = ", ephemeral=True" if self._ephemeral else ""
-        return f"StateKeyRing(kids={self.key_ids!r}{extra})"
 
 
 # --- binding and claims -------------------------------------------------------------------------
@@ -165,54 +97,10 @@ class StateClaims:
     data: dict[str, Any]
 
 
-def _b64e(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-_B64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-# An unpadded text of length 4n+2 (4n+3) ends in a character carrying 2 (4) bits of data; the rest
-# of its six bits must be zero, or two different texts would decode to the same bytes.
-_SPARE_BITS = {2: 0b1111, 3: 0b11}
-
-
-def _b64d_strict(text: str) -> bytes | None:
-    """Decode unpadded base64url, or None unless ``text`` is the one canonical encoding."""
-    # Checked first: the stdlib decoder would otherwise skip or translate foreign characters.
-    if not _B64URL_CHARS.fullmatch(text) or len(text) % 4 == 1:
-        return None
-    spare = _SPARE_BITS.get(len(text) % 4)
-    if spare is not None and _B64URL_ALPHABET.index(text[-1]) & spare:
-        return None
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def arguments_digest(arguments: Mapping[str, Any] | None) -> str:
-    """Digest of canonical JSON arguments. Numbers keep their JSON form: ``1`` and ``1.0`` differ.
-
-    Raises TypeError / ValueError for values JSON cannot represent (including NaN and infinities).
-    """
-    canonical = _flat_canonical_json(arguments) if arguments else "{}"
-    if canonical is None:
-        canonical = _CANONICAL_JSON.encode(dict(arguments or {}))
-    return _b64e(hashlib.sha256(canonical.encode("ascii")).digest())[:22]
-
-
-def _flat_canonical_json(arguments: Mapping[str, Any]) -> str | None:
-    """``_CANONICAL_JSON.encode`` of an object of strings and integers (most tool arguments),
-    assembled from the json module's own string escaper; ``None`` for anything else."""
-    parts = []
-    for name, value in sorted(arguments.items()):
-        kind = type(value)
-        if type(name) is not str or (kind is not str and kind is not int):
-            return None  # bool, None, floats, containers, subclasses: the encoder decides
-        parts.append(f"{_ascii_json(name)}:{_ascii_json(value) if kind is str else int.__repr__(value)}")
-    return "{" + ",".join(parts) + "}"
-
-
-def _principal_tag(key: _Key, principal: str | None) -> str | None:
+def _principal_tag(key: SealingKey, principal: str | None) -> str | None:
     if principal is None:
         return None
-    return _b64e(hmac.new(key.k_bind, principal.encode("utf-8"), hashlib.sha256).digest())[:22]
+    return b64url_encode(hmac.new(key.k_bind, principal.encode("utf-8"), hashlib.sha256).digest())[:22]
 
 
 def _aad(kid: bytes, audience: str) -> bytes:
@@ -250,11 +138,11 @@ def _mint_request_state(
     if len(nonce) != _NONCE_LEN:
         raise ValueError(f"nonce must be {_NONCE_LEN} bytes")
     issued = time.time() if now is None else now
-    key = keys._keys[0]
+    key = keys.sealing_key
     claims = {
         "v": _VERSION,
-        "jti": _b64e(fresh[_NONCE_LEN : _NONCE_LEN + 16]) if jti is None else jti,
-        "fid": _b64e(fresh[_NONCE_LEN + 16 :]) if flow_id is None else flow_id,
+        "jti": b64url_encode(fresh[_NONCE_LEN : _NONCE_LEN + 16]) if jti is None else jti,
+        "fid": b64url_encode(fresh[_NONCE_LEN + 16 :]) if flow_id is None else flow_id,
         "r": round,
         "iat": math.floor(issued),
         "exp": _seconds(issued + ttl) if ttl else None,
@@ -268,7 +156,7 @@ def _mint_request_state(
     }
     plaintext = json_codec.encode(claims, finite=True)  # the reader is strict: refuse NaN here
     sealed = key.aead.encrypt(nonce, plaintext, _aad(key.kid, binding.audience))
-    token = PREFIX + _b64e(key.kid + nonce + sealed)
+    token = PREFIX + b64url_encode(key.kid + nonce + sealed)
     if len(token) > max_bytes:
         raise RequestStateTooLargeError(f"requestState would be {len(token)} bytes (limit {max_bytes})")
     return token
@@ -277,7 +165,7 @@ def _mint_request_state(
 # --- verify -------------------------------------------------------------------------------------
 
 
-def _open(token: object, keys: StateKeyRing, audience: str, max_bytes: int) -> tuple[_Key, bytes]:
+def _open(token: object, keys: StateKeyRing, audience: str, max_bytes: int) -> tuple[SealingKey, bytes]:
     """Steps 1-3: type and size (before any decoding), envelope, kid, then AES-GCM."""
     if not isinstance(token, str):
         raise InvalidRequestStateError("not_a_string")
@@ -285,14 +173,14 @@ def _open(token: object, keys: StateKeyRing, audience: str, max_bytes: int) -> t
         raise InvalidRequestStateError("too_large")
     if not token.startswith(PREFIX):
         raise InvalidRequestStateError("bad_prefix")
-    raw = _b64d_strict(token[len(PREFIX) :])
+    raw = b64url_decode_strict(token[len(PREFIX) :])
     if raw is None:
         raise InvalidRequestStateError("bad_encoding")
-    if len(raw) < _KID_LEN + _NONCE_LEN + _TAG_LEN:
+    if len(raw) < KID_LEN + _NONCE_LEN + _TAG_LEN:
         raise InvalidRequestStateError("truncated")
-    kid, nonce, sealed = raw[:_KID_LEN], raw[_KID_LEN : _KID_LEN + _NONCE_LEN], raw[_KID_LEN + _NONCE_LEN :]
+    kid, nonce, sealed = raw[:KID_LEN], raw[KID_LEN : KID_LEN + _NONCE_LEN], raw[KID_LEN + _NONCE_LEN :]
     # A 4-byte kid can collide, so every key carrying it gets a try.
-    candidates = [k for k in keys._keys if k.kid == kid]
+    candidates = keys.keys_with_id(kid)
     if not candidates:
         raise InvalidRequestStateError("unknown_key")
     for key in candidates:
@@ -344,7 +232,7 @@ _BOUND = (
 )
 
 
-def _check_binding(claims: Mapping[str, Any], key: _Key, binding: StateBinding) -> None:
+def _check_binding(claims: Mapping[str, Any], key: SealingKey, binding: StateBinding) -> None:
     for claim, attr, reason in _BOUND:
         if claims[claim] != getattr(binding, attr):
             raise InvalidRequestStateError(reason)

@@ -52,8 +52,10 @@ StreamHandler = Callable[[RpcRequest, Send], Awaitable[None]]
 
 
 def error_body(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
-    """A JSON-RPC error response, for the stream handlers that answer errors of their own."""
-    return encode({"jsonrpc": "2.0", "id": request_id, "error": McpError(code, message, data).to_error()})
+    error: JSONObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 class RpcEndpoint:
@@ -130,9 +132,10 @@ class RpcEndpoint:
 
     async def _result_or_error(self, rpc: RpcRequest) -> tuple[int, JSONObject]:
         handler = self._methods().get(rpc.method)
+        if handler is None:
+            error = McpError(METHOD_NOT_FOUND, f"Method not found: {rpc.method}")
+            return 404, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
         try:
-            if handler is None:
-                raise ServerError(METHOD_NOT_FOUND, f"Method not found: {rpc.method}")
             result = await handler(rpc)
         except McpError as exc:
             # A ServerError says its status; a bare McpError (e.g. a resource's) gets its code's.
@@ -141,7 +144,7 @@ class RpcEndpoint:
         except Exception:
             logger.exception("unexpected error while handling %s", rpc.method)
             error = ServerError(INTERNAL_ERROR, "Internal error")
-            return error.http_status, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
+            return 500, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
         meta = {**(result.get("_meta") or {}), META_SERVER_INFO: self.server_info}
         return 200, {"jsonrpc": "2.0", "id": rpc.id, "result": {**result, "_meta": meta}}
 
@@ -150,20 +153,8 @@ class RpcEndpoint:
         return status, encode(message)
 
     async def _answer_streaming(self, rpc: RpcRequest, send: Send) -> None:
-        started = False
-
-        async def start() -> None:
-            nonlocal started
-            if not started:
-                started = True
-                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-
-        async def notify(method: str, params: JSONObject) -> None:
-            await start()
-            event = sse_event({"jsonrpc": "2.0", "method": method, "params": params})
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-
-        rpc.notify = notify
+        stream = _LazyStream(send)
+        rpc.notify = stream.notify
         work = asyncio.ensure_future(self._result_or_error(rpc))
         watcher = asyncio.ensure_future(wait_disconnect(rpc.receive))
         done, _ = await asyncio.wait({work, watcher}, return_when=asyncio.FIRST_COMPLETED)
@@ -173,16 +164,34 @@ class RpcEndpoint:
                 await work
             # No message follows a cancel; the empty end only completes the response (see
             # RequestValidator.read_message on a client that left, for why one must be completed).
-            await start()
+            await stream.start()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         watcher.cancel()
         status, message = work.result()
-        if not started and "error" in message:
+        if not stream.started and "error" in message:
             await send_json(send, status, encode(message))
             return
-        await start()
+        await stream.start()
         await send({"type": "http.response.body", "body": sse_event(message), "more_body": False})
+
+
+class _LazyStream:
+    """An SSE answer that starts with its first notification: an error before any is plain JSON."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def start(self) -> None:
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+
+    async def notify(self, method: str, params: JSONObject) -> None:
+        await self.start()
+        event = sse_event({"jsonrpc": "2.0", "method": method, "params": params})
+        await self.send({"type": "http.response.body", "body": event, "more_body": True})
 
 
 def _modern_only(message: JSONObject) -> RequestRejectedError:
@@ -191,6 +200,7 @@ def _modern_only(message: JSONObject) -> RequestRejectedError:
     requested = params.get("protocolVersion") if isinstance(params, dict) else None
     supported = list(SUPPORTED_PROTOCOL_VERSIONS)
     return RequestRejectedError(
+        400,
         UNSUPPORTED_PROTOCOL_VERSION,
         f"Unsupported protocol version: this server speaks MCP {', '.join(supported)} only, which has no "
         "initialize; send each request with its _meta (protocolVersion, clientCapabilities)",

@@ -11,6 +11,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tests.support import read_asgi_body
+
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -62,12 +64,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             else:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-    raw = b""
-    while True:
-        message = await receive()
-        raw += message.get("body", b"")
-        if not message.get("more_body"):
-            break
+    raw = await read_asgi_body(receive)
     scenario = scope["path"].strip("/")
     body = json.loads(raw)
     if scenario == "sse-cut":

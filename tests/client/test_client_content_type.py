@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fastapi_mrtr.client import ClientOptions, InvalidServerResponseError, MrtrClient
-from tests.support import running_server
+from tests.support import read_asgi_body, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -26,13 +26,7 @@ def peer(content_types: list[bytes], sse: bool) -> Any:
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = json.loads(body)
+        request = json.loads(await read_asgi_body(receive))
         reply = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": TOOLS}).encode()
         payload = b"event: message\ndata: " + reply + b"\n\n" if sse else reply
         headers = [(b"content-type", value) for value in content_types]

@@ -15,20 +15,16 @@ import anyio
 import pytest
 
 from fastapi_mrtr.client import ClientOptions, InvalidServerResponseError, MrtrClient
-from fastapi_mrtr.client._legacy import MAX_OPEN_SERVER_REQUESTS
+from fastapi_mrtr.client._legacy.server_requests import MAX_OPEN_SERVER_REQUESTS
 from fastapi_mrtr.client._transport import MAX_SSE_LINE_CHARS
-from tests.support import running_server
+from tests.support import read_asgi_body, running_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def read_body(receive: Any) -> dict[str, Any]:
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            return json.loads(body) if body else {}
+    body = await read_asgi_body(receive)
+    return json.loads(body) if body else {}
 
 
 def huge_line_peer() -> Any:

@@ -359,6 +359,23 @@ async def test_every_request_after_initialize_carries_the_session_and_the_chosen
     assert call["params"] == {"name": "route", "arguments": {"region": "eu"}, "_meta": {"trace": "t-1"}}
 
 
+async def test_a_32020_in_a_session_is_the_calls_answer_not_a_reason_to_resend_it() -> None:
+    """Only the 2026-07-28 wire refuses a header mismatch before the tool runs, which is what makes
+    re-listing and resending a ``tools/call`` safe there. In a 2025-era session the code is just
+    the server's answer: resending could run the tool twice."""
+    mismatch = rpc_error(-32020, "header mismatch")
+    peer = LegacyPeer(
+        lambda body, request: httpx.Response(200, json={**mismatch, "id": body["id"]}), tools=[ROUTE_TOOL]
+    )
+    async with peer.http() as http:
+        client = MrtrClient("/mcp", http_client=http, options=legacy())
+        with pytest.raises(McpServerError) as raised:
+            await client.call_tool("route", {"region": "eu"}, meta={"trace": "t-1"})
+    assert raised.value.code == -32020
+    assert peer.methods().count("tools/call") == 1
+    assert "tools/list" not in peer.methods()
+
+
 async def test_a_server_choosing_an_unknown_version_is_refused() -> None:
     peer = LegacyPeer(version="1999-01-01")
     async with peer.http() as http:

@@ -29,7 +29,7 @@ from fastapi_mrtr.client import (
     MrtrClient,
 )
 from fastapi_mrtr.wire.protocol import CallToolResult
-from tests.support import running_server
+from tests.support import read_asgi_body, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,12 +99,7 @@ class Peer:
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        raw = b""
-        while True:
-            message = await receive()
-            raw += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        raw = await read_asgi_body(receive)
         if scope["method"] != "POST":
             self.other_requests.append(scope["path"])
             await send({"type": "http.response.start", "status": 404, "headers": []})

@@ -3,7 +3,7 @@
 ``ctx.elicit(message, schema)`` digests its question from the message and the schema's canonical
 JSON (made once per schema) instead of encoding the whole question on every ask. Answers are
 matched to questions by this digest, also across releases (it is sealed in ``requestState``), so
-it must equal ``question_digest`` of the wire params exactly.
+it must equal ``input_request_digest`` of the wire params exactly.
 """
 
 import enum
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from fastapi_mrtr.engine.ledger import question_digest
-from fastapi_mrtr.engine.questions import elicit_wire, form_question_digest
+from fastapi_mrtr.engine.input_requests import elicit_wire, form_input_request_digest
+from fastapi_mrtr.engine.ledger import input_request_digest
 from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE
 
 
@@ -38,15 +38,15 @@ SCHEMAS = [bool, str, int, float, Size, Literal["a", "b"], Order]
 @given(message=st.text(), schema=st.sampled_from(SCHEMAS))
 def test_the_form_digest_equals_the_digest_of_the_wire_question(message: str, schema: object) -> None:
     wire = elicit_wire(message, schema)
-    assert form_question_digest(message, schema) == question_digest(ELICITATION_CREATE, wire)
+    assert form_input_request_digest(message, schema) == input_request_digest(ELICITATION_CREATE, wire)
 
 
 @pytest.mark.parametrize("message", ["", 'quote " and \\ backslash', "emoji 🎉 and \u2028", "\x00 nul"])
 def test_awkward_messages_digest_alike(message: str) -> None:
     wire = elicit_wire(message, Order)
-    assert form_question_digest(message, Order) == question_digest(ELICITATION_CREATE, wire)
+    assert form_input_request_digest(message, Order) == input_request_digest(ELICITATION_CREATE, wire)
 
 
 def test_a_different_message_or_schema_is_a_different_question() -> None:
-    assert form_question_digest("Confirm?", bool) != form_question_digest("Confirm!", bool)
-    assert form_question_digest("Confirm?", bool) != form_question_digest("Confirm?", str)
+    assert form_input_request_digest("Confirm?", bool) != form_input_request_digest("Confirm!", bool)
+    assert form_input_request_digest("Confirm?", bool) != form_input_request_digest("Confirm?", str)

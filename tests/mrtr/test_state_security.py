@@ -201,7 +201,7 @@ def forged(shop: Shop, *, now: float, ttl: float = 300) -> str:
         principal=None,
     )
     data = {"asked": {"a": "ignored"}}
-    return RequestStateSealer(shop.mcp.sealer.keys, ttl=ttl).seal(data, binding, now=now)
+    return RequestStateSealer(shop.mcp.state_guard.keys, ttl=ttl).seal(data, binding, now=now)
 
 
 async def test_state_issued_in_the_future_is_refused_beyond_the_skew() -> None:

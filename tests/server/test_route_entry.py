@@ -21,7 +21,8 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
-from fastapi_mrtr.integration.route_entry import RouteEntry, ToolRouteRefusedError
+from fastapi_mrtr.integration.route_entry import RouteEntry
+from fastapi_mrtr.integration.tool_call import ToolRouteRefusedError
 
 pytestmark = pytest.mark.anyio
 

@@ -1,103 +1,58 @@
 """The calls of 2025-era sessions that may ask the client: ``tools/call``, ``prompts/get``, ``resources/read``.
 
-:class:`SessionCalls` starts each as a task of its session's
-:class:`~fastapi_mrtr.transport.legacy.sessions.LiveSession`, within the stream bounds. A
-:class:`RunningCall` is one of them: the shim runs the handler round after round, asking through
-the call's :class:`~fastapi_mrtr.transport.legacy.shim.CallChannel`; everything the call sends
-goes to its event log, which the POST's answer
-(:class:`~fastapi_mrtr.transport.legacy.streams.CallAnswer`) and any resumer follow. A log that
-nobody received to its end is kept for a while (``event_ttl``), for a client that resumes it.
+A call runs as a task of its session's :class:`~fastapi_mrtr.transport.legacy.sessions.LiveSession`
+(:class:`RunningCall`): the shim (:mod:`~fastapi_mrtr.transport.legacy.shim`) calls the handler
+round after round and asks each question through the call's channel
+(:mod:`~fastapi_mrtr.transport.legacy.shim_channel`), every event going to the call's
+:class:`~fastapi_mrtr.transport.legacy.events.EventLog`. The POST that started the call answers
+from that log (:class:`~fastapi_mrtr.transport.legacy.streams.CallAnswer`). A log nobody has read
+to its end stays for a while after the call, for a client that resumes it (SEP-1699).
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Any
 
-from starlette.types import Receive, Scope, Send
+from starlette.types import Send
 
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.events import EventLog
-from fastapi_mrtr.transport.legacy.replies import invalid_request, streams_full, valid_id
+from fastapi_mrtr.transport.legacy.replies import invalid_request, streams_full
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
-from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc, session_request
-from fastapi_mrtr.transport.legacy.shim import CallChannel, LegacyShim
+from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc
+from fastapi_mrtr.transport.legacy.shim import LegacyShim
+from fastapi_mrtr.transport.legacy.shim_channel import CallChannel
 from fastapi_mrtr.transport.legacy.streams import CallAnswer
 from fastapi_mrtr.transport.request import RpcRequest
-from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
 CALL_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})  # may ask the client
 
 
-@dataclass(frozen=True)
-class SessionView:
-    """One request's view of its session: what the id says, the level it set, who is asking."""
-
-    info: SessionInfo
-    log_level: str | None
-    caller: str
-
-
 class SessionCalls:
-    """Starts, answers and cancels the calls of this process's sessions."""
+    """Starts the calls of this process's sessions, bounded by the open-stream limits."""
 
     def __init__(self, options: ServerOptions, live: LiveSessions, cluster: SessionCluster) -> None:
         self.options = options
         self.live = live
         self.cluster = cluster
 
-    async def run(
-        self,
-        session: SessionView,
-        handler: Handler,
-        request: tuple[RequestId, str, JSONObject],
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-    ) -> None:
-        """Run one call and answer its POST (JSON, or the SSE stream of its log); refused when it
-        reuses the id of a call in flight or the caller holds its share of streams."""
-        request_id, method, params = request
-        live = self.live.attach(session.info)
-        if request_id in live.calls:
-            raise invalid_request(f"Invalid request: request id {request_id!r} is already in flight", request_id)
-        if not self.live.open_stream(session.caller):
+    async def run(self, info: SessionInfo, caller: str, handler: Handler, rpc: RpcRequest, send: Send) -> None:
+        """Run the call ``rpc`` of session ``info`` and answer its POST (JSON, or a stream of events)."""
+        live = self.live.attach(info)
+        if rpc.id in live.calls:
+            raise invalid_request(f"Invalid request: request id {rpc.id!r} is already in flight", rpc.id)
+        if not self.live.open_stream(caller):
             self.live.release(live)
-            raise streams_full(self.live, session.caller, request_id)
-        can_stream = "text/event-stream" in headers.get("accept", "")
-        log = EventLog(self.live.new_id())
-        config = self.options.input_required_config
-        channel = CallChannel(self.live, self.cluster, config.round_timeout, live, log, can_stream)
-        rpc = session_request(
-            session.info, session.log_level, request_id, method, params, scope, headers, receive, channel.notify
-        )
-        call = RunningCall(self, live, log, channel, rpc)
-        shim = LegacyShim(config.round_timeout, config.max_rounds, session.info.protocol_version)
-        task = call.start(shim, handler)
-        # The slot is the call's, not the response's: a call whose stream was closed for the
-        # client to resume (legacy_sse_close_after) still waits, and still counts.
-        task.add_done_callback(lambda _: self.live.close_stream(session.caller))
-        answer = CallAnswer(
-            log,
-            task,
-            primes=session.info.primes_streams,
-            close_after=self.options.legacy_sse_close_after if session.info.primes_streams else 0.0,
-            on_stream=lambda: self.cluster.mirror(session.info.key, log, request_id),
-        )
-        await call.respond(answer, receive, send, can_stream)
+            raise streams_full(self.live, caller, rpc.id)
+        call = RunningCall(self, live, rpc, caller)
+        call.start(handler)
+        await call.answer_post(send)
 
-    def cancel(self, session_key: str, call_id: Any) -> bool:
-        """``notifications/cancelled`` (or a cancel relayed from another replica): whether a call here ended."""
-        live = self.live.get(session_key)
-        task = live.calls.get(call_id) if live is not None and valid_id(call_id) else None
-        if task is None:
-            return False
-        task.cancel()
-        return True
+    def close_after(self, info: SessionInfo) -> float:
+        # Only a client that knows SEP-1699 resumes a stream the server closed.
+        return self.options.legacy_sse_close_after if info.primes_streams else 0.0
 
     def after_stream(self, live: LiveSession, log: EventLog) -> None:
         """Forget a finished stream nobody can still need, then the session if nothing else runs."""
@@ -113,51 +68,76 @@ class SessionCalls:
 
 
 class RunningCall:
-    """One call in flight: its work (a task of the session) and the POST that answers it.
+    """One call in this process: the task running it through the shim, the log it writes, and the
+    POST answering it. Whichever of the two ends last lets the log and the session go."""
 
-    Both ends can finish first. ``responding`` is True while the POST's response is being written:
-    until then that response may still deliver the whole log, so only the later of the two
-    decides whether the log must be kept for a resumer (:meth:`SessionCalls.after_stream`).
-    """
-
-    def __init__(
-        self, calls: SessionCalls, live: LiveSession, log: EventLog, channel: CallChannel, rpc: RpcRequest
-    ) -> None:
+    def __init__(self, calls: SessionCalls, live: LiveSession, rpc: RpcRequest, caller: str) -> None:
         self.calls = calls
         self.live = live
-        self.log = log
-        self.channel = channel
         self.rpc = rpc
-        self.responding = False
+        self.caller = caller
+        self.can_stream = "text/event-stream" in rpc.headers.get("accept", "")
+        self.log = EventLog(calls.live.new_id())
+        config = calls.options.input_required_config
+        self.channel = CallChannel(calls.live, calls.cluster, config.round_timeout, live, self.log, self.can_stream)
+        self.shim = LegacyShim(config.round_timeout, config.max_rounds, live.info.protocol_version)
+        self.answer = CallAnswer(
+            self.log,
+            self.cancel,
+            primes=live.info.primes_streams,
+            close_after=calls.close_after(live.info),
+            on_stream=self._mirror,
+        )
+        self.writing = True  # the POST's response is still being written (it may deliver the log)
+        self.task: asyncio.Task[None] | None = None
+        if self.can_stream:
+            rpc.notify = self.channel.notify
 
-    def start(self, shim: LegacyShim, handler: Handler) -> asyncio.Task[None]:
-        """Start the work as a task of the session, its log open for the POST's answer and resumers."""
+    def start(self, handler: Handler) -> None:
         self.live.writers += 1
-        self.responding = True
         self.live.streams[self.log.stream_id] = self.log
-        task = asyncio.ensure_future(self._work(shim, handler))
-        self.live.calls[self.rpc.id] = task
-        return task
+        self.task = asyncio.ensure_future(self._work(handler))
+        self.live.calls[self.rpc.id] = self.task
+        # The slot is the call's, not the response's: a call whose stream was closed for the
+        # client to resume (legacy_sse_close_after) still waits, and still counts.
+        self.task.add_done_callback(self._free_slot)
 
-    async def _work(self, shim: LegacyShim, handler: Handler) -> None:
-        rpc = self.rpc
-        try:
-            message = await answer_rpc(
-                lambda r: shim.run(handler, r, self.channel), rpc, tool_errors=rpc.method == "tools/call"
-            )
-            self.log.end(message)
-        finally:
-            self.live.calls.pop(rpc.id, None)
-            self.channel.close()
-            self.log.finish()  # a cancelled call's stream ends without a response
-            if not self.responding:  # the response ended before the call: a resumer may still want it
-                self.calls.after_stream(self.live, self.log)
+    def _free_slot(self, task: asyncio.Task[None]) -> None:
+        self.calls.live.close_stream(self.caller)
 
-    async def respond(self, answer: CallAnswer, receive: Receive, send: Send, can_stream: bool) -> None:
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    async def answer_post(self, send: Send) -> None:
         try:
-            if await answer.send(receive, send, can_stream):
-                self.live.streams.pop(self.log.stream_id, None)  # delivered to its end: no resumer needs it
+            if await self.answer.send(self.rpc.receive, send, self.can_stream):
+                self.live.streams.pop(self.log.stream_id, None)
         finally:
-            self.responding = False
+            self.writing = False
             self.live.writers -= 1
             self.calls.after_stream(self.live, self.log)
+
+    async def _work(self, handler: Handler) -> None:
+        tool_errors = self.rpc.method == "tools/call"
+        try:
+            message = await answer_rpc(
+                lambda rpc: self.shim.run(handler, rpc, self.channel), self.rpc, tool_errors=tool_errors
+            )
+        except asyncio.CancelledError:
+            self.log.finish()
+            raise
+        finally:
+            self.live.calls.pop(self.rpc.id, None)
+            self.channel.close()
+            if not self.writing:
+                self.calls.after_stream(self.live, self.log)
+        self.answer.result_message = message
+        self.log.append(message)
+        self.log.finish()
+        if not self.writing:  # the response ended before the call: a resumer may still want it
+            self.calls.after_stream(self.live, self.log)
+
+    def _mirror(self) -> None:
+        """The answer became a stream: copy its events to the relay, for a resumer on another replica."""
+        self.calls.cluster.mirror(self.live.key, self.log, self.rpc.id)

@@ -1,13 +1,11 @@
-"""The 2025-era side of the endpoint: MCP sessions opened by ``initialize``.
+"""The 2025-era side of the endpoint: MCP sessions opened by ``initialize``, by HTTP verb.
 
-:class:`LegacyEndpoint` serves what :mod:`~fastapi_mrtr.transport.legacy.era` routes to it, one
-method per HTTP verb, and holds the parts that do the work: ``initialize`` opens a session
-(:mod:`~fastapi_mrtr.transport.legacy.initialize`); every later POST names it and is served by
-:mod:`~fastapi_mrtr.transport.legacy.requests` (calls that may ask the client by
-:mod:`~fastapi_mrtr.transport.legacy.calls`, answers to the server's questions by
-:mod:`~fastapi_mrtr.transport.legacy.answers`); a GET follows a stream
-(:mod:`~fastapi_mrtr.transport.legacy.resume`); a DELETE ends the session. It also takes what
-other replicas hand over through the relay, and delivers server notifications.
+:class:`LegacyEndpoint` serves what :mod:`~fastapi_mrtr.transport.legacy.era` routes to it: the
+``initialize`` that opens a session, then every POST, GET and DELETE naming the session. It opens
+the session a request names (refused 404 when it ended, expired or never existed) and hands the
+request on: a POST to :mod:`~fastapi_mrtr.transport.legacy.requests` (methods, calls through the
+shim, the client's answers), a GET to :mod:`~fastapi_mrtr.transport.legacy.resume` (streams). A
+refusal is raised, never sent here: ``RpcEndpoint.__call__`` answers every one.
 """
 
 from __future__ import annotations
@@ -22,31 +20,21 @@ from starlette.types import Receive, Scope, Send
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.sealing import StateKeyRing
 from fastapi_mrtr.transport.callers import caller_key
-from fastapi_mrtr.transport.http import send_empty, send_json
-from fastapi_mrtr.transport.legacy.answers import ClientAnswers
-from fastapi_mrtr.transport.legacy.builtins import SessionBuiltins
-from fastapi_mrtr.transport.legacy.calls import SessionCalls, SessionView
+from fastapi_mrtr.transport.http import send_empty
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
 from fastapi_mrtr.transport.legacy.era import SESSION_HEADER
-from fastapi_mrtr.transport.legacy.initialize import SessionOpener
 from fastapi_mrtr.transport.legacy.replies import invalid_request, relay_down, valid_id
 from fastapi_mrtr.transport.legacy.requests import SessionRequests
 from fastapi_mrtr.transport.legacy.resume import SessionStreams
-from fastapi_mrtr.transport.legacy.session_id import SessionSealer
+from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.transport.legacy.shapes import Handler
 from fastapi_mrtr.wire.errors import SessionNotFoundError
-from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
 
 class LegacyEndpoint:
-    """MCP sessions of the 2025 era (2024-11-05 to 2025-11-25), served by the modern method handlers.
-
-    Each verb finds its session (or raises :class:`~fastapi_mrtr.wire.errors.SessionNotFoundError`)
-    and hands it to the part that serves it; every refusal is raised, for
-    ``RpcEndpoint.__call__`` to answer.
-    """
+    """MCP sessions of the 2025 era (2024-11-05 to 2025-11-25), served by the modern method handlers."""
 
     def __init__(
         self,
@@ -71,11 +59,8 @@ class LegacyEndpoint:
             options.legacy_max_streams,
             options.legacy_max_streams_per_caller,
         )
-        self.opener = SessionOpener(options, self.ids, capabilities, server_info)
-        self.answers = ClientAnswers(self.live, self.cluster)
-        self.calls = SessionCalls(options, self.live, self.cluster)
-        builtins = SessionBuiltins(options, methods, self.cluster).methods
-        self.requests = SessionRequests(methods, builtins, self.calls, self.answers, self.cluster)
+        self.requests = SessionRequests(options, self.ids, methods, capabilities, server_info, self.live, self.cluster)
+        self.answers = self.requests.answers
         self.streams = SessionStreams(self.live, self.cluster, options.subscription_keepalive_seconds)
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -88,36 +73,36 @@ class LegacyEndpoint:
         self.cluster.spawn(self.cluster.reassert())
 
     def server_capabilities(self) -> JSONObject:
-        return self.opener.server_capabilities()
+        return self.requests.server_capabilities()
 
-    # --- the three verbs ---------------------------------------------------------------------------
+    # --- POST ---------------------------------------------------------------------------------
 
     async def post(self, message: Any, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        """``initialize`` (the era check sends only one without a session here), or a session's message."""
         self._loop = asyncio.get_running_loop()
-        if not isinstance(message, dict):
+        if isinstance(message, list):
             raise invalid_request("Invalid request: send one JSON-RPC object per POST (no batches)")
+        if not isinstance(message, dict):
+            raise invalid_request("Invalid request: expected a JSON-RPC object")
         session_id = headers.get(SESSION_HEADER)
-        if session_id is None:
-            opened = self.opener.open(message, self._principal(headers))
-            body = encode(opened.response)
-            await send_json(send, 200, body, [(b"mcp-session-id", opened.session_id.encode())])
+        if session_id is None:  # the era check sends only an initialize without a session here
+            await self.requests.initialize(message, headers, send)
             return
         request_id = message.get("id") if valid_id(message.get("id")) else None
-        session = await self._session(session_id, scope, headers, request_id)
-        await self.requests.post(session, message, scope, receive, send, headers)
+        info, level = await self._session(session_id, headers, request_id)
+        await self.requests.handle(info, level, message, scope, receive, send, headers)
+
+    # --- GET and DELETE --------------------------------------------------------------------------
 
     async def get(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         """The session's stream of notifications, or the rest of a stream named by ``Last-Event-ID``."""
         self._loop = asyncio.get_running_loop()
-        session = await self._session(headers[SESSION_HEADER], scope, headers, None)
+        info, _ = await self._session(headers[SESSION_HEADER], headers, None)
         if "text/event-stream" not in headers.get("accept", ""):
             raise invalid_request("Not acceptable: the GET stream is text/event-stream", http_status=406)
-        await self.streams.serve(session.info, session.caller, headers, receive, send)
+        await self.streams.serve(info, caller_key(scope), headers, receive, send)
 
     async def delete(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        """End the session: here, and (with a relay) for every replica until its id expires."""
-        info = (await self._session(headers[SESSION_HEADER], scope, headers, None)).info
+        info, _ = await self._session(headers[SESSION_HEADER], headers, None)
         try:
             await self.cluster.end(info)
         except Exception as exc:
@@ -125,27 +110,15 @@ class LegacyEndpoint:
         self.live.end(info.key)
         await send_empty(send, 200)
 
-    async def _session(
-        self, session_id: str, scope: Scope, headers: dict[str, str], request_id: RequestId | None
-    ) -> SessionView:
-        """The session a request names, its log level and who asks; refused when it is not (or no longer) one."""
-        info = self.ids.open(session_id, self._principal(headers))
-        if info is None:
-            raise SessionNotFoundError(request_id)
-        try:
-            ended, level = await self.cluster.facts(info)
-        except Exception as exc:
-            raise relay_down(exc, request_id) from exc
-        if ended:
-            raise SessionNotFoundError(request_id)
-        # Who holds a stream, for the per-caller bound: the client address (the principal is only
-        # a header, which a client could make up for each stream).
-        return SessionView(info, level, caller_key(scope))
+    async def aclose(self) -> None:
+        """Shutdown: cancel this process's calls, and let their clean-up reach the relay."""
+        calls = [task for live in self.live for task in live.calls.values()]
+        self.live.end_all()
+        if calls:
+            await asyncio.wait(calls, timeout=2.0)
+        await self.cluster.drain()
 
-    def _principal(self, headers: dict[str, str]) -> str | None:
-        return self.options.principal_resolver(headers)
-
-    # --- the relay, server notifications, shutdown ---------------------------------------------------
+    # --- the relay and server notifications ------------------------------------------------------
 
     def on_relay_message(self, message: JSONObject) -> None:
         """What another replica handed to this one: an answer, a cancellation, a session's end."""
@@ -155,7 +128,7 @@ class LegacyEndpoint:
         if kind == "answer" and isinstance(message.get("id"), str) and isinstance(message.get("m"), dict):
             self.answers.deliver(session_key, message["id"], message["m"])
         elif kind == "cancel":
-            self.calls.cancel(session_key, message.get("id"))
+            self.live.cancel(session_key, message.get("id"))
         elif kind == "end":
             self.live.end(session_key)
 
@@ -174,10 +147,19 @@ class LegacyEndpoint:
         elif not loop.is_closed():
             loop.call_soon_threadsafe(lambda: self.cluster.spawn(self.streams.deliver(notification)))
 
-    async def aclose(self) -> None:
-        """Shutdown: cancel this process's calls, and let their clean-up reach the relay."""
-        calls = [task for live in self.live for task in live.calls.values()]
-        self.live.end_all()
-        if calls:
-            await asyncio.wait(calls, timeout=2.0)
-        await self.cluster.drain()
+    # --- the session a request names ------------------------------------------------------------
+
+    async def _session(
+        self, session_id: str, headers: dict[str, str], request_id: RequestId | None
+    ) -> tuple[SessionInfo, str | None]:
+        """The session a request names and its log level; refused when it is not (or no longer) one."""
+        info = self.ids.open(session_id, self.options.principal_resolver(headers))
+        if info is None:
+            raise SessionNotFoundError(request_id)
+        try:
+            ended, level = await self.cluster.facts(info)
+        except Exception as exc:
+            raise relay_down(exc, request_id) from exc
+        if ended:
+            raise SessionNotFoundError(request_id)
+        return info, level

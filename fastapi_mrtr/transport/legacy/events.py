@@ -29,7 +29,6 @@ class EventLog:
         self._changed = asyncio.Event()
         self.finished = False
         self.expiring = False  # finished, undelivered, and set to be forgotten after a while
-        self.response: Any = None  # a call's response, its last event (see end)
 
     @property
     def last_seq(self) -> int:
@@ -45,13 +44,6 @@ class EventLog:
         frame = b"id: " + self.event_id(self._seq).encode() + b"\nevent: message\ndata: " + encode(message) + b"\n\n"
         self._events.append((self._seq, frame))
         self._wake()
-
-    def end(self, response: Any) -> None:
-        """A call's response: its stream's last event, kept as a message too, for a POST whose answer
-        is that one message (one JSON body, no stream)."""
-        self.response = response
-        self.append(response)
-        self.finish()
 
     def finish(self) -> None:
         self.finished = True

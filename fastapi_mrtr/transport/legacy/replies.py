@@ -21,6 +21,7 @@ from fastapi_mrtr.wire.errors import (
     McpError,
     RequestRejectedError,
     RetryLaterError,
+    http_status_of,
 )
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
@@ -34,20 +35,23 @@ def rpc_message(request_id: RequestId | None, *, result: Any = None, error: JSON
 
 
 def valid_id(value: Any) -> TypeGuard[RequestId]:
+    """A JSON-RPC id this server takes: a string or an integer (not a boolean)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def invalid_request(
     message: str, request_id: RequestId | None = None, *, http_status: int | None = None
 ) -> RequestRejectedError:
-    """-32600: a request this endpoint cannot take as sent (400, or the transport status given:
-    406 for a GET that takes no stream, 409 for a second GET stream, 421 for another replica's)."""
-    return RequestRejectedError(INVALID_REQUEST, message, request_id=request_id, http_status=http_status)
+    """-32600: a request this endpoint cannot take as sent (400, or the transport status given)."""
+    status = http_status_of(INVALID_REQUEST) if http_status is None else http_status
+    return RequestRejectedError(status, INVALID_REQUEST, message, request_id=request_id)
 
 
 def invalid_params(message: str, request_id: RequestId) -> RequestRejectedError:
     """-32602 before dispatch (``initialize``'s own params)."""
-    return RequestRejectedError(INVALID_PARAMS, f"Invalid params: {message}", request_id=request_id)
+    return RequestRejectedError(
+        http_status_of(INVALID_PARAMS), INVALID_PARAMS, f"Invalid params: {message}", request_id=request_id
+    )
 
 
 def streams_full(live: LiveSessions, caller: str, request_id: RequestId | None = None) -> RetryLaterError:
@@ -64,16 +68,6 @@ def streams_full(live: LiveSessions, caller: str, request_id: RequestId | None =
 def relay_down(exc: Exception, request_id: RequestId | None = None) -> RetryLaterError:
     logger.warning("the legacy session relay (Redis) failed: %s", exc)
     return RetryLaterError(503, "Server unavailable: the session relay is unreachable; try again", 1, request_id)
-
-
-def asker_lost(answer_id: str) -> RetryLaterError:
-    """An answer for a replica that stopped: no ``Retry-After``, as sending this answer again cannot help."""
-    return RetryLaterError(
-        503,
-        f"Server unavailable: the replica that sent request {answer_id!r} stopped; its call is lost, "
-        "call the tool again",
-        None,
-    )
 
 
 def replica_lost(call_id: Any) -> JSONObject:

@@ -1,11 +1,11 @@
-"""One POST within an open 2025-era session: checked, then sent where it belongs.
+"""The POSTs of a 2025-era session: ``initialize``, then requests, notifications and answers.
 
-A message is one of three things. A response to one of the server's requests goes to
-:class:`~fastapi_mrtr.transport.legacy.answers.ClientAnswers`; a notification is taken (a cancel
-ends its call) with 202; a request is answered by the session's own methods
-(:mod:`~fastapi_mrtr.transport.legacy.builtins`), by a call that may ask the client
-(:mod:`~fastapi_mrtr.transport.legacy.calls`), or by the modern method handler, its result in
-2025 shapes. Anything malformed is refused: the refusal is raised, and the endpoint answers it.
+:class:`SessionRequests` checks the JSON-RPC envelope (refusing what is malformed, raised as a
+:class:`~fastapi_mrtr.wire.errors.RequestRejectedError`) and sends each message where it goes: an
+answer to one of the server's requests to :mod:`~fastapi_mrtr.transport.legacy.answers`, a
+session's own method to :mod:`~fastapi_mrtr.transport.legacy.builtins`, a call that may ask the
+client to :mod:`~fastapi_mrtr.transport.legacy.calls`, any other method straight to its handler,
+with a ``_meta`` built from the session (:func:`session_request`).
 """
 
 from __future__ import annotations
@@ -15,48 +15,104 @@ from collections.abc import Callable, Mapping
 
 from starlette.types import Receive, Scope, Send
 
+from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.transport.callers import caller_key
 from fastapi_mrtr.transport.http import send_empty, send_json
 from fastapi_mrtr.transport.legacy.answers import ClientAnswers
-from fastapi_mrtr.transport.legacy.builtins import Builtin
-from fastapi_mrtr.transport.legacy.calls import CALL_METHODS, SessionCalls, SessionView
+from fastapi_mrtr.transport.legacy.builtins import SessionBuiltins
+from fastapi_mrtr.transport.legacy.calls import CALL_METHODS, SessionCalls
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
-from fastapi_mrtr.transport.legacy.replies import invalid_request, relay_down, rpc_message, valid_id
-from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc, legacy_error, operation, session_request
+from fastapi_mrtr.transport.legacy.replies import invalid_params, invalid_request, relay_down, rpc_message, valid_id
+from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
+from fastapi_mrtr.transport.legacy.sessions import LiveSessions
+from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc, legacy_error, operation
+from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.json_codec import encode
-from fastapi_mrtr.wire.protocol import JSONObject, RequestId
+from fastapi_mrtr.wire.protocol import (
+    LEGACY_PROTOCOL_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+    JSONObject,
+    RequestId,
+)
 
 MODERN_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
 
 
 class SessionRequests:
-    """Serves the POSTs of open sessions."""
+    """What a POST to a 2025-era endpoint asks, checked and sent to what answers it."""
 
     def __init__(
         self,
+        options: ServerOptions,
+        ids: SessionSealer,
         methods: Callable[[], Mapping[str, Handler]],
-        builtins: Mapping[str, Builtin],
-        calls: SessionCalls,
-        answers: ClientAnswers,
+        capabilities: Callable[[], JSONObject],
+        server_info: JSONObject,
+        live: LiveSessions,
         cluster: SessionCluster,
     ) -> None:
+        self.options = options
+        self._ids = ids
         self._methods = methods
-        self._builtins = builtins
-        self.calls = calls
-        self.answers = answers
+        self._capabilities = capabilities
+        self._server_info = server_info
+        self.live = live
         self.cluster = cluster
+        self.answers = ClientAnswers(live, cluster)
+        self.calls = SessionCalls(options, live, cluster)
+        self._builtins = SessionBuiltins(options, methods, cluster).methods
 
-    async def post(
+    async def initialize(self, message: JSONObject, headers: dict[str, str], send: Send) -> None:
+        """Open a session: its id seals what it is (:mod:`~fastapi_mrtr.transport.legacy.session_id`)."""
+        request_id = message.get("id")
+        params = message.get("params")
+        if not valid_id(request_id):
+            raise invalid_request("Invalid request: initialize needs an id")
+        if not isinstance(params, dict) or not isinstance(params.get("protocolVersion"), str):
+            raise invalid_params("initialize needs params.protocolVersion", request_id)
+        capabilities = params.get("capabilities")
+        client_info = params.get("clientInfo")
+        if not isinstance(capabilities, dict) or (client_info is not None and not isinstance(client_info, dict)):
+            raise invalid_params("initialize needs params.capabilities (an object) and params.clientInfo", request_id)
+        requested = params["protocolVersion"]
+        version = requested if requested in LEGACY_PROTOCOL_VERSIONS else LEGACY_PROTOCOL_VERSIONS[0]
+        try:
+            session_id, _ = self._ids.mint(
+                version, capabilities, client_info or {}, self.options.principal_resolver(headers)
+            )
+        except ValueError as exc:
+            raise invalid_params(str(exc), request_id) from None
+        result: JSONObject = {
+            "protocolVersion": version,
+            "capabilities": self.server_capabilities(),
+            "serverInfo": self._server_info,
+        }
+        if self.options.instructions:
+            result["instructions"] = self.options.instructions
+        body = encode(rpc_message(request_id, result=result))
+        await send_json(send, 200, body, [(b"mcp-session-id", session_id.encode())])
+
+    def server_capabilities(self) -> JSONObject:
+        capabilities = {name: dict(value) for name, value in self._capabilities().items()}
+        capabilities["logging"] = {}
+        return capabilities
+
+    async def handle(
         self,
-        session: SessionView,
+        info: SessionInfo,
+        log_level: str | None,
         message: JSONObject,
         scope: Scope,
         receive: Receive,
         send: Send,
         headers: dict[str, str],
     ) -> None:
-        """A message of ``session``: an answer to the server, a notification or a request."""
-        info = session.info
+        """One message POSTed to the open session ``info`` (which set ``log_level``)."""
         request_id = message.get("id") if valid_id(message.get("id")) else None
         version = headers.get("mcp-protocol-version")
         if version is not None and version.strip() != info.protocol_version:
@@ -79,57 +135,67 @@ class SessionRequests:
         if not isinstance(params, dict):
             raise invalid_request("Invalid request: params must be an object", request_id)
         if "id" not in message:
-            await self._notification(session, method, params)
+            await self._notification(info, method, params)
             await send_empty(send, 202)
             return
         if request_id is None:
             raise invalid_request("Invalid request: id must be a string or an integer")
-        await self._request(session, (request_id, method, params), scope, receive, send, headers)
+        rpc = session_request(info, log_level, request_id, method, params, scope, headers, receive)
+        await self._request(info, rpc, send)
 
-    async def _notification(self, session: SessionView, method: str, params: JSONObject) -> None:
+    async def _notification(self, info: SessionInfo, method: str, params: JSONObject) -> None:
         if method == "notifications/cancelled":
             call_id = params.get("requestId")
-            key = session.info.key
-            if not self.calls.cancel(key, call_id) and self.cluster.relay is not None and valid_id(call_id):
+            if not self.live.cancel(info.key, call_id) and self.cluster.relay is not None and valid_id(call_id):
                 with contextlib.suppress(Exception):  # best effort, as cancellation is in the spec
-                    await self.cluster.relay.broadcast({"t": "cancel", "s": key, "id": call_id})
+                    await self.cluster.relay.broadcast({"t": "cancel", "s": info.key, "id": call_id})
         # notifications/initialized, roots/list_changed, the client's own progress: nothing to do.
 
-    async def _request(
-        self,
-        session: SessionView,
-        request: tuple[RequestId, str, JSONObject],
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-    ) -> None:
-        request_id, method, params = request
-        if method == "initialize":
-            raise invalid_request("Invalid request: this session is already initialized", request_id)
+    async def _request(self, info: SessionInfo, rpc: RpcRequest, send: Send) -> None:
+        method = rpc.method
+        if method == "initialize":  # before the handlers, which have none: it is no unknown method here
+            raise invalid_request("Invalid request: this session is already initialized", rpc.id)
         builtin = self._builtins.get(method)
         if builtin is not None:
-            await send_json(send, 200, encode(await self._builtin(builtin, session, request)))
+            try:
+                message = rpc_message(rpc.id, result=await builtin(info, rpc.params))
+            except McpError as exc:
+                message = rpc_message(rpc.id, error=legacy_error(exc, operation(method, rpc.params)))
+            except Exception as exc:  # Redis
+                raise relay_down(exc, rpc.id) from exc
+            await send_json(send, 200, encode(message))
             return
         handler = None if method in MODERN_ONLY_METHODS else self._methods().get(method)
         if handler is None:
             # An answer, not a refusal: the 2025 era sends a method's errors in a 200 response.
             error = legacy_error(McpError(METHOD_NOT_FOUND, f"Method not found: {method}"))
-            await send_json(send, 200, encode(rpc_message(request_id, error=error)))
+            await send_json(send, 200, encode(rpc_message(rpc.id, error=error)))
             return
         if method in CALL_METHODS:
-            await self.calls.run(session, handler, request, scope, receive, send, headers)
+            await self.calls.run(info, caller_key(rpc.scope), handler, rpc, send)
             return
-        rpc = session_request(session.info, session.log_level, request_id, method, params, scope, headers, receive)
         await send_json(send, 200, encode(await answer_rpc(handler, rpc)))
 
-    async def _builtin(
-        self, builtin: Builtin, session: SessionView, request: tuple[RequestId, str, JSONObject]
-    ) -> JSONObject:
-        request_id, method, params = request
-        try:
-            return rpc_message(request_id, result=await builtin(session.info, params))
-        except McpError as exc:
-            return rpc_message(request_id, error=legacy_error(exc, operation(method, params)))
-        except Exception as exc:  # Redis
-            raise relay_down(exc, request_id) from exc
+
+def session_request(
+    info: SessionInfo,
+    log_level: str | None,
+    request_id: RequestId,
+    method: str,
+    params: JSONObject,
+    scope: Scope,
+    headers: dict[str, str],
+    receive: Receive,
+) -> RpcRequest:
+    """The request as the method handlers see it: a ``_meta`` built from the session."""
+    legacy_meta = params.get("_meta")
+    meta: JSONObject = {
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: info.client_capabilities,
+        META_CLIENT_INFO: info.client_info,
+        # The 2025 era sends log messages unless the client raised the level (logging/setLevel).
+        META_LOG_LEVEL: log_level or "debug",
+    }
+    if isinstance(legacy_meta, dict) and "progressToken" in legacy_meta:
+        meta["progressToken"] = legacy_meta["progressToken"]
+    return RpcRequest(request_id, method, {**params, "_meta": meta}, meta, scope, headers, receive, legacy=True)

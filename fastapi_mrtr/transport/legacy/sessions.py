@@ -104,6 +104,16 @@ class LiveSessions:
         for key in list(self._live):
             self.end(key)
 
+    def cancel(self, key: str, call_id: Any) -> bool:
+        """Cancel the call ``call_id`` of session ``key`` if it runs here; whether it did."""
+        live = self._live.get(key)
+        is_id = isinstance(call_id, str) or (isinstance(call_id, int) and not isinstance(call_id, bool))
+        task = live.calls.get(call_id) if live is not None and is_id else None
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
     # --- ids this process gives out ------------------------------------------------------------------
 
     def new_id(self) -> str:

@@ -1,14 +1,12 @@
-"""A 2025-era request in modern shape, and modern results and errors in the shapes the 2025 era expects.
+"""Modern results and errors in the shapes the 2025 era expects.
 
-:func:`session_request` gives the method handlers a session's request as a modern one: its
-``_meta`` built from the session. :func:`answer_rpc` runs a handler and turns what it returns or
-raises into the JSON-RPC response of the 2025 era.
-
-The method handlers answer in 2026-07-28 shapes. A 2025-era client gets the same result without
-what that era did not have: no ``resultType``, no caching hints (``ttlMs``, ``cacheScope``), no
-``serverInfo`` in ``_meta`` (it came in the ``initialize`` result). Errors keep their code unless
-the 2025 era had another one (resource not found: -32002); the modern-only codes become the
-plain JSON-RPC code that era had for them, with a message that still names what is missing.
+:func:`answer_rpc` runs a method handler for a 2025-era session and shapes what it returns or
+raises as that era's JSON-RPC response. The method handlers answer in 2026-07-28 shapes. A
+2025-era client gets the same result without what that era did not have: no ``resultType``, no
+caching hints (``ttlMs``, ``cacheScope``), no ``serverInfo`` in ``_meta`` (it came in the
+``initialize`` result). Errors keep their code unless the 2025 era had another one (resource not
+found: -32002); the modern-only codes become the plain JSON-RPC code that era had for them, with
+a message that still names what is missing.
 """
 
 from __future__ import annotations
@@ -17,10 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.types import Receive, Scope
-
 from fastapi_mrtr.transport.legacy.replies import rpc_message
-from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.shim import ShimStoppedError
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import (
@@ -29,16 +24,7 @@ from fastapi_mrtr.wire.errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     McpError,
 )
-from fastapi_mrtr.wire.protocol import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    PROTOCOL_VERSION,
-    JSONObject,
-    RequestId,
-)
+from fastapi_mrtr.wire.protocol import META_SERVER_INFO, JSONObject
 
 logger = logging.getLogger("fastapi_mrtr")
 
@@ -97,7 +83,9 @@ def missing_capability_error(data: Any, operation: str | None = None) -> JSONObj
 
 
 async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = False) -> JSONObject:
-    """The JSON-RPC response to ``rpc`` in 2025 shapes; never raises but for cancellation."""
+    """The JSON-RPC response to ``rpc`` in 2025 shapes; never raises but for cancellation.
+
+    Errors here are answers, not refusals: the 2025 era sends a method's errors in its response."""
     try:
         result = await handler(rpc)
     except ShimStoppedError as exc:
@@ -110,30 +98,3 @@ async def answer_rpc(handler: Handler, rpc: RpcRequest, *, tool_errors: bool = F
         logger.exception("unexpected error while handling %s", rpc.method)
         return rpc_message(rpc.id, error=McpError(INTERNAL_ERROR, "Internal error").to_error())
     return rpc_message(rpc.id, result=legacy_result(result))
-
-
-def session_request(
-    info: SessionInfo,
-    log_level: str | None,
-    request_id: RequestId,
-    method: str,
-    params: JSONObject,
-    scope: Scope,
-    headers: dict[str, str],
-    receive: Receive,
-    notify: Callable[[str, JSONObject], Awaitable[None]] | None = None,
-) -> RpcRequest:
-    """The request as the method handlers see it: a ``_meta`` built from the session."""
-    legacy_meta = params.get("_meta")
-    meta: JSONObject = {
-        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-        META_CLIENT_CAPABILITIES: info.client_capabilities,
-        META_CLIENT_INFO: info.client_info,
-        # The 2025 era sends log messages unless the client raised the level (logging/setLevel).
-        META_LOG_LEVEL: log_level or "debug",
-    }
-    if isinstance(legacy_meta, dict) and "progressToken" in legacy_meta:
-        meta["progressToken"] = legacy_meta["progressToken"]
-    return RpcRequest(
-        request_id, method, {**params, "_meta": meta}, meta, scope, headers, receive, notify=notify, legacy=True
-    )

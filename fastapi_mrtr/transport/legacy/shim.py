@@ -12,28 +12,18 @@ URL-mode questions are bridged to the 2025-11-25 wire: each gets an ``elicitatio
 the handler stops asking it (the flow went on), the client is told with
 ``notifications/elicitation/complete``. A call that must ask but has no stream to ask on (the
 client did not accept SSE) is refused, with -32042 when every question is a URL.
-
-:class:`CallChannel`, beside the shim, is how it reaches the client of one call: a question becomes
-a request on the call's event log (first noted in the relay, so that an answer POSTed to any
-replica finds its way back) and waits for the answer that
-:class:`~fastapi_mrtr.transport.legacy.answers.ClientAnswers` delivers; a notification becomes an
-event on the same log.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Protocol
 
-from fastapi_mrtr.transport.legacy.cluster import SessionCluster
-from fastapi_mrtr.transport.legacy.events import EventLog
-from fastapi_mrtr.transport.legacy.sessions import LiveSession, LiveSessions
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     LEGACY_SESSION_NOT_FOUND,
     LEGACY_URL_ELICITATION_REQUIRED,
@@ -61,15 +51,22 @@ class ShimStoppedError(McpError):
     ran out of rounds. A ``tools/call`` reports it as a tool error; other methods as this error."""
 
 
-class LegacyShim:
-    """Runs one call's rounds, asking each round's questions through the call's :class:`CallChannel`."""
+class ClientChannel(Protocol):
+    """How the shim reaches the client of one call: its stream, and the answers POSTed back."""
 
+    @property
+    def can_ask(self) -> bool: ...
+    async def ask(self, method: str, params: JSONObject) -> JSONObject: ...
+    async def notify(self, method: str, params: JSONObject) -> None: ...
+
+
+class LegacyShim:
     def __init__(self, round_timeout: float, max_rounds: int, protocol_version: str) -> None:
         self.round_timeout = round_timeout
         self.max_rounds = max_rounds
         self.protocol_version = protocol_version
 
-    async def run(self, handler: Handler, rpc: RpcRequest, channel: CallChannel) -> JSONObject:
+    async def run(self, handler: Handler, rpc: RpcRequest, channel: ClientChannel) -> JSONObject:
         """Run ``handler`` round after round until it completes; raises ``McpError`` when it cannot."""
         original = {key: value for key, value in rpc.params.items() if key not in MRTR_PARAMS}
         current = replace(rpc, params=original)
@@ -94,7 +91,7 @@ class LegacyShim:
             INVALID_REQUEST, f"Too many input rounds: this flow reached the limit of {self.max_rounds}"
         )
 
-    async def _ask_all(self, channel: CallChannel, questions: JSONObject, url_ids: dict[str, str]) -> JSONObject:
+    async def _ask_all(self, channel: ClientChannel, questions: JSONObject, url_ids: dict[str, str]) -> JSONObject:
         asks = {key: self._legacy_params(key, question, url_ids) for key, question in questions.items()}
         if not channel.can_ask:
             raise self._no_stream(asks)
@@ -155,74 +152,7 @@ class LegacyShim:
             "send Accept: application/json, text/event-stream",
         )
 
-    async def _complete_urls(self, channel: CallChannel, url_ids: dict[str, str], still_asked: set[str]) -> None:
+    async def _complete_urls(self, channel: ClientChannel, url_ids: dict[str, str], still_asked: set[str]) -> None:
         """Tell the client which URL flows the handler no longer waits for."""
         for key in [key for key in url_ids if key not in still_asked]:
             await channel.notify(ELICITATION_COMPLETE, {"elicitationId": url_ids.pop(key)})
-
-
-class CallChannel:
-    """The shim's way to the client of one call: requests and notifications on the call's stream."""
-
-    def __init__(
-        self,
-        sessions: LiveSessions,
-        cluster: SessionCluster,
-        round_timeout: float,
-        live: LiveSession,
-        log: EventLog,
-        can_ask: bool,
-    ) -> None:
-        self._sessions = sessions
-        self._cluster = cluster
-        self._round_timeout = round_timeout
-        self._live = live
-        self._log = log
-        self.can_ask = can_ask
-        self._asked: set[str] = set()
-
-    async def ask(self, method: str, params: JSONObject) -> JSONObject:
-        sessions, cluster = self._sessions, self._cluster
-        request_id = sessions.new_id()
-        future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
-        self._live.waiting[request_id] = future
-        self._asked.add(request_id)
-        try:
-            ttl = self._round_timeout
-            try:
-                await cluster.expect(self._live.key, request_id, self._log.stream_id, ttl)
-            except Exception as exc:  # Redis: the question could not be answered elsewhere
-                raise McpError(INTERNAL_ERROR, "Server unavailable: the session relay is unreachable") from exc
-            self._log.append({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            message = await future
-        finally:
-            self._asked.discard(request_id)
-            if request_id in self._live.waiting:
-                sessions.close_request(
-                    self._live, request_id, "the server stopped waiting (the round timed out or the call ended)"
-                )
-                _forget_soon(cluster, self._live.key, request_id)
-        if "error" in message:
-            raise ClientAnswerError(method, message["error"])
-        result = message.get("result")
-        return result if isinstance(result, dict) else {}
-
-    async def notify(self, method: str, params: JSONObject) -> None:
-        self._log.append({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def close(self) -> None:
-        for request_id in list(self._asked):
-            self._sessions.close_request(self._live, request_id, "the call ended")
-            _forget_soon(self._cluster, self._live.key, request_id)
-
-
-def _forget_soon(cluster: SessionCluster, session_key: str, request_id: str) -> None:
-    """Drop the relay's note of a wait that ended unanswered (it would expire anyway)."""
-    if cluster.relay is None:
-        return
-
-    async def forget() -> None:
-        with contextlib.suppress(Exception):
-            await cluster.forget(session_key, request_id)
-
-    cluster.spawn(forget())

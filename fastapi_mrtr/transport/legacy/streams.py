@@ -29,22 +29,23 @@ KEEPALIVE = b": keepalive\n\n"
 
 
 class CallAnswer:
-    """The HTTP answer to one POSTed call whose work runs in ``task`` and writes to ``log``."""
+    """The HTTP answer to one POSTed call whose work writes to ``log`` (``cancel`` stops the work)."""
 
     def __init__(
         self,
         log: EventLog,
-        task: asyncio.Task[Any],
+        cancel: Callable[[], object],
         *,
         primes: bool,
         close_after: float,
         on_stream: Callable[[], object] | None = None,
     ) -> None:
         self.log = log
-        self.task = task
+        self.cancel = cancel
         self.primes = primes
         self.close_after = close_after  # 0: keep the stream open until the call ends
         self.on_stream = on_stream  # called once the answer becomes a stream (one may resume it)
+        self.result_message: Any = None  # set by the work when its only event is the response
 
     async def send(self, receive: Receive, send: Send, can_stream: bool) -> bool:
         """Answer the POST; True when every event was delivered on it (the log may be dropped)."""
@@ -57,15 +58,15 @@ class CallAnswer:
             if disconnect.done():
                 await self._client_left(send)
                 return True
-            if self.log.finished and self.log.last_seq == 1 and self.log.response is not None:
-                await send_json(send, 200, encode(self.log.response))
+            if self.log.finished and self.log.last_seq == 1 and self.result_message is not None:
+                await send_json(send, 200, encode(self.result_message))
                 return True
             if not can_stream:  # nothing can be streamed: the work ends the call without events
                 await _first_of(disconnect, asyncio.ensure_future(self._wait_finished()))
                 if disconnect.done():
                     await self._client_left(send)
                     return True
-                await send_json(send, 200, encode(self.log.response))
+                await send_json(send, 200, encode(self.result_message))
                 return True
             if self.on_stream is not None:
                 self.on_stream()
@@ -74,7 +75,7 @@ class CallAnswer:
                 await _body(send, self.log.priming_frame(0))
             delivered = await follow(self.log, 0, send, disconnect, timer)
             if disconnect.done() and not self.log.finished:
-                self.task.cancel()  # the client closed the stream: that cancels the call
+                self.cancel()  # the client closed the stream: that cancels the call
             await _end(send)
             return delivered
         finally:
@@ -87,7 +88,7 @@ class CallAnswer:
             await self.log.wait_beyond(self.log.last_seq)
 
     async def _client_left(self, send: Send) -> None:
-        self.task.cancel()
+        self.cancel()
         # The socket is gone; the answer only completes the ASGI response (see the modern endpoint).
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await _end(send)

@@ -1,16 +1,13 @@
-"""Run a route in-process through the whole FastAPI app, as a REST call would, without a socket.
+"""The REST request a tool call stands for: its path, query and body, and what it answered.
 
-The request goes through the app's middleware, routing, dependencies (``yield`` ones included),
-validation and exception handlers. Only the caller headers in ``forward_headers`` are passed on.
-
-The request is one of the tool's route and of nothing else: path arguments it cannot carry as
-what they are are refused first (:func:`path_errors`), and the request carries a ticket naming
-the route, so that where the app chooses a route only that one can run (``ToolRouteGuard``).
+Tool arguments become the route's request by its call plan (``call_plan``). Arguments no request
+of the route can carry as what they are are refused first, as FastAPI refuses an invalid value
+(:func:`argument_errors`, :func:`path_errors`), so a tool call is a request of its own route and
+of nothing else. Only the caller headers in ``forward_headers`` are passed on.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import re
@@ -20,12 +17,10 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi.encoders import jsonable_encoder
-from starlette.types import ASGIApp, Message, Scope
+from starlette.types import Message, Scope
 
-from fastapi_mrtr.engine.call import SCOPE_KEY, CallRecord, catch_suspension
 from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.call_plan import ArgumentKind, CallPlan
-from fastapi_mrtr.integration.route_entry import TICKET_KEY, ToolRouteRefusedError, ToolRouteTicket
 
 _SEGMENT = "[^/]+"  # Starlette's pattern of a plain ``{name}``: one segment
 
@@ -188,81 +183,8 @@ def _body(plan: CallPlan, arguments: Mapping[str, Any]) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def route_scope(
-    app: ASGIApp,
-    outer_scope: Scope,
-    route: Any,
-    plan: CallPlan,
-    arguments: Mapping[str, Any],
-    forwarded: list[tuple[bytes, bytes]],
-    record: CallRecord,
-) -> tuple[Scope, bytes]:
-    """The HTTP scope and body of the REST request that the tool call of ``route`` stands for."""
-    path, raw_path, query, body = build_request(plan, arguments)
-    content_type = b"application/x-www-form-urlencoded" if plan.form_body else b"application/json"
-    headers = [*forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
-    scope: Scope = {
-        "type": "http",
-        "asgi": outer_scope.get("asgi", {"version": "3.0"}),
-        "http_version": outer_scope.get("http_version", "1.1"),
-        "method": plan.method,
-        "scheme": outer_scope.get("scheme", "http"),
-        "server": outer_scope.get("server"),
-        "client": outer_scope.get("client"),
-        "root_path": getattr(app, "root_path", ""),
-        "app": app,
-        "path": path,
-        "raw_path": raw_path,
-        "query_string": query,
-        "headers": headers,
-        "state": dict(outer_scope.get("state") or {}),
-        SCOPE_KEY: record,
-        TICKET_KEY: ToolRouteTicket(route),
-    }
-    return scope, body
-
-
-async def call_route(
-    app: ASGIApp,
-    outer_scope: Scope,
-    route: Any,
-    plan: CallPlan,
-    arguments: Mapping[str, Any],
-    forwarded: list[tuple[bytes, bytes]],
-    record: CallRecord,
-    entry: ASGIApp | None = None,
-) -> CapturedResponse:
-    """Send the request through ``app``; returns what it answered (a suspended run answers nothing).
-
-    ``entry`` is a layer of ``app``'s own stack to start from instead of its top (see
-    ``MrtrMiddleware``); the scope then carries what the top would have set (app, root path).
-    Raises :class:`ToolRouteRefusedError` when the request did not reach ``route`` where the app
-    chooses a route: then no route ran.
-    """
-    errors = argument_errors(plan, arguments) + path_errors(route, plan, arguments)
-    if errors:  # no request of the route carries these: answer as FastAPI does, not a 404
-        return _invalid_arguments(errors)
-    scope, body = route_scope(app, outer_scope, route, plan, arguments, forwarded, record)
-    ticket: ToolRouteTicket = scope[TICKET_KEY]
-    captured = CapturedResponse()
-    sent_body = False
-
-    async def receive() -> Message:
-        nonlocal sent_body
-        if not sent_body:
-            sent_body = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()  # nothing more to read; the app is cancelled if it waits
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    with catch_suspension():  # suspended or missing a capability: the record says which
-        await (entry or app)(scope, receive, captured.send)
-    if ticket.refusal is not None:
-        raise ToolRouteRefusedError(ticket.refusal)
-    return captured
-
-
-def _invalid_arguments(errors: list[dict[str, Any]]) -> CapturedResponse:
+def invalid_arguments(errors: list[dict[str, Any]]) -> CapturedResponse:
+    """FastAPI's 422 answer to ``errors``, as the route would have sent it."""
     body = json.dumps({"detail": errors}, separators=(",", ":"), ensure_ascii=False).encode()
     return CapturedResponse(status=422, headers=[(b"content-type", b"application/json")], body=bytearray(body))
 

@@ -11,7 +11,7 @@ import functools
 from typing import Any
 
 from fastapi_mrtr.engine.elicitation_schema import requested_schema_for, requested_schema_json
-from fastapi_mrtr.engine.ledger import canonical_json, digest_of_canonical, question_digest
+from fastapi_mrtr.engine.ledger import canonical_json, digest_of_canonical, input_request_digest
 from fastapi_mrtr.wire.mrtr import ELICITATION_CREATE, ElicitRequestParams, InputRequest
 from fastapi_mrtr.wire.protocol import JSONObject, dump
 
@@ -20,24 +20,24 @@ from fastapi_mrtr.wire.protocol import JSONObject, dump
 REFUSED_ANSWER_META = "fastapi-mrtr/refused-answer"
 
 
-def request_digest(request: InputRequest) -> str:
-    return question_digest(request.method, request.params)
+def wire_input_request_digest(request: InputRequest) -> str:
+    return input_request_digest(request.method, request.params)
 
 
-def form_question_digest(message: str, schema: Any) -> str:
-    """``question_digest`` of the form ask ``elicit_wire(message, schema)``, without encoding the schema.
+def form_input_request_digest(message: str, schema: Any) -> str:
+    """``input_request_digest`` of the form ask ``elicit_wire(message, schema)``, without encoding the schema.
 
     Every round replays the same asks, so the digest is kept per (message, schema), in a bounded
     cache; an unhashable schema is digested each time.
     """
     try:
-        return _cached_form_digest(message, schema)
+        return _cached_form_input_request_digest(message, schema)
     except TypeError:
         return _assembled_form_digest(message, schema)
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_form_digest(message: str, schema: Any) -> str:
+def _cached_form_input_request_digest(message: str, schema: Any) -> str:
     return _assembled_form_digest(message, schema)
 
 

@@ -46,7 +46,7 @@ def malformed_reason(answer: Any, elicitation: bool) -> str | None:
     return None
 
 
-def parse_elicit_answer(
+def parse_elicit_response(
     answer: Any, properties: JSONObject, schema: Any, shorthand: bool, url_mode: bool
 ) -> tuple[JSONObject, ElicitResult[Any]] | str:
     """(what to record, what the handler gets) for a valid answer; why it was refused otherwise.
@@ -111,7 +111,7 @@ def _json_kind(value: Any) -> str:
     return "an object"
 
 
-def parse_typed_answer(answer: Any, model: type[BaseModel]) -> tuple[JSONObject, Any] | str:
+def parse_typed_response(answer: Any, model: type[BaseModel]) -> tuple[JSONObject, Any] | str:
     """(what to record, the result) for a valid sampling or roots answer; why it was refused otherwise."""
     try:
         result = model.model_validate_json(to_json(answer), strict=True)

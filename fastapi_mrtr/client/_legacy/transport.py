@@ -1,0 +1,95 @@
+"""The 2025 era as an :class:`~fastapi_mrtr.client._era.EraTransport`: requests in one session.
+
+It owns the :class:`LegacySession` (and with it the session's GET stream and the answers to the
+server's requests). A 2025-era ``_meta`` carries no protocol keys (the session does); the
+server's questions are answered during the call, so a flow cannot start from answers or a
+``requestState`` of the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from fastapi_mrtr.client._handlers import InputHandlers
+from fastapi_mrtr.client._legacy.listener import Spawner
+from fastapi_mrtr.client._legacy.session import LegacySession
+from fastapi_mrtr.client._notifications import notification_sink
+from fastapi_mrtr.client._transport import HttpRpc
+from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
+from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.wire.protocol import Implementation, JSONObject
+
+
+class LegacyTransport:
+    """Requests in a 2025-era session, started by :meth:`open` (``initialize``)."""
+
+    era: Literal["legacy"] = "legacy"
+
+    def __init__(
+        self,
+        rpc: HttpRpc,
+        options: ClientOptions,
+        handlers: InputHandlers,
+        headers: Callable[[], Mapping[str, str]],
+        next_id: Callable[[], int],
+        on_progress: ProgressCallback | None,
+        on_notification: NotificationCallback | None,
+        spawn: Spawner,
+    ) -> None:
+        self._options = options
+        self._next_id = next_id
+        self._on_progress = on_progress  # for requests that bring no progress callback of their own
+        self._on_notification = on_notification
+        self.session = LegacySession(
+            rpc, handlers, options, headers, next_id, notification_sink(None, None, on_notification), spawn
+        )
+
+    async def open(self) -> LegacyTransport:
+        await self.session.initialize()
+        return self
+
+    @property
+    def protocol_version(self) -> str:
+        """The version ``initialize`` negotiated (the one we ask for while none is)."""
+        return self.session.protocol_version or self._options.legacy_protocol_version
+
+    @property
+    def server_info(self) -> Implementation | None:
+        return self.session.server_info
+
+    def check_seed(self, seeded: bool) -> None:
+        if seeded:
+            raise ValueError(
+                "input_responses and request_state belong to the 2026-07-28 wire; this server speaks a "
+                "2025-era session, where the registered handlers answer its questions during the call"
+            )
+
+    async def request(
+        self,
+        method: str,
+        params: JSONObject,
+        *,
+        progress: ProgressCallback | None,
+        meta: Mapping[str, Any] | None,
+    ) -> JSONObject:
+        """One request in the session (the 2025 era has no ``Mcp-Param-*`` headers to mirror)."""
+        progress = progress or self._on_progress
+        # A progress token may repeat across calls in a session, so it is unique per request.
+        token = f"mrtr-progress-{self._next_id()}" if progress is not None else None
+        request_meta: JSONObject = dict(meta or {})
+        if token is not None:
+            request_meta["progressToken"] = token
+        sent = {**params, "_meta": request_meta} if request_meta else dict(params)
+        return await self.session.request(method, sent, notification_sink(token, progress, self._on_notification))
+
+    async def set_log_level(self, level: str | None) -> bool:
+        """``logging/setLevel`` now, if the server declared ``logging``; ``None`` cannot be sent."""
+        if level is None or "logging" not in self.session.server_capabilities:
+            return False
+        await self.request("logging/setLevel", {"level": level}, progress=None, meta=None)
+        return True
+
+    async def aclose(self) -> None:
+        """End the session on the server (DELETE) and stop its GET stream."""
+        await self.session.close()
