@@ -52,10 +52,8 @@ StreamHandler = Callable[[RpcRequest, Send], Awaitable[None]]
 
 
 def error_body(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
-    error: JSONObject = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+    """A JSON-RPC error response, for the stream handlers that answer errors of their own."""
+    return encode({"jsonrpc": "2.0", "id": request_id, "error": McpError(code, message, data).to_error()})
 
 
 class RpcEndpoint:
@@ -132,10 +130,9 @@ class RpcEndpoint:
 
     async def _result_or_error(self, rpc: RpcRequest) -> tuple[int, JSONObject]:
         handler = self._methods().get(rpc.method)
-        if handler is None:
-            error = McpError(METHOD_NOT_FOUND, f"Method not found: {rpc.method}")
-            return 404, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
         try:
+            if handler is None:
+                raise ServerError(METHOD_NOT_FOUND, f"Method not found: {rpc.method}")
             result = await handler(rpc)
         except McpError as exc:
             # A ServerError says its status; a bare McpError (e.g. a resource's) gets its code's.
@@ -144,7 +141,7 @@ class RpcEndpoint:
         except Exception:
             logger.exception("unexpected error while handling %s", rpc.method)
             error = ServerError(INTERNAL_ERROR, "Internal error")
-            return 500, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
+            return error.http_status, {"jsonrpc": "2.0", "id": rpc.id, "error": error.to_error()}
         meta = {**(result.get("_meta") or {}), META_SERVER_INFO: self.server_info}
         return 200, {"jsonrpc": "2.0", "id": rpc.id, "result": {**result, "_meta": meta}}
 
@@ -200,7 +197,6 @@ def _modern_only(message: JSONObject) -> RequestRejectedError:
     requested = params.get("protocolVersion") if isinstance(params, dict) else None
     supported = list(SUPPORTED_PROTOCOL_VERSIONS)
     return RequestRejectedError(
-        400,
         UNSUPPORTED_PROTOCOL_VERSION,
         f"Unsupported protocol version: this server speaks MCP {', '.join(supported)} only, which has no "
         "initialize; send each request with its _meta (protocolVersion, clientCapabilities)",

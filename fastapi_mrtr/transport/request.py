@@ -78,7 +78,6 @@ class RpcRequest:
 def _unsupported_version(version: str, request_id: RequestId | None = None) -> RequestRejectedError:
     """The -32022 refusal of a protocol version this server does not speak."""
     return RequestRejectedError(
-        400,
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version},
@@ -98,18 +97,18 @@ class RequestValidator:
         origin = headers.get("origin")
         if not origin_allowed(origin, options.allowed_origins):
             raise RequestRejectedError(
-                403,
                 INVALID_REQUEST,
                 f"Forbidden: Origin {_shown(origin)} not allowed; to serve pages from it, add it to "
                 "ServerOptions(allowed_origins=[...])",
+                http_status=403,
             )
         host = headers.get("host")
         if not host_allowed(host, options.allowed_hosts) and not in_process_test_client(scope, host):
             raise RequestRejectedError(
-                421,
                 INVALID_REQUEST,
                 f"Misdirected request: Host {_shown(host)} not allowed; if this server is reached by that name, "
                 "add it to ServerOptions(allowed_hosts=[...])",
+                http_status=421,
             )
 
     async def read_message(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> Any:
@@ -120,16 +119,18 @@ class RequestValidator:
             raise MethodNotAllowedError("POST", "Method not allowed: this MCP endpoint accepts POST only")
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type != "application/json":
-            raise RequestRejectedError(415, INVALID_REQUEST, "Unsupported media type: send application/json")
+            raise RequestRejectedError(
+                INVALID_REQUEST, "Unsupported media type: send application/json", http_status=415
+            )
         if not _accepts_json(headers.get("accept")):
             raise RequestRejectedError(
-                406, INVALID_REQUEST, "Not acceptable: accept application/json or text/event-stream"
+                INVALID_REQUEST, "Not acceptable: accept application/json or text/event-stream", http_status=406
             )
         try:
             raw = await read_body(receive, options.max_body_bytes, headers.get("content-length"))
         except BodyTooLargeError:
             raise RequestRejectedError(
-                413, INVALID_REQUEST, f"Request body too large (limit {options.max_body_bytes} bytes)"
+                INVALID_REQUEST, f"Request body too large (limit {options.max_body_bytes} bytes)", http_status=413
             ) from None
         except ClientDisconnectedError:
             # Nothing was dispatched and the socket is gone, so the answer is dropped; but one must
@@ -137,32 +138,32 @@ class RequestValidator:
             # response returned." when the app below it returns without one, and the server logs
             # that as a traceback. A 400, as FastAPI answers a plain route whose body was cut short.
             raise RequestRejectedError(
-                400, INVALID_REQUEST, "Invalid request: the client disconnected before the body was complete"
+                INVALID_REQUEST, "Invalid request: the client disconnected before the body was complete"
             ) from None
         try:
             return decode(raw)
         except (ValueError, UnicodeDecodeError):
-            raise RequestRejectedError(400, PARSE_ERROR, "Parse error: the body is not valid JSON") from None
+            raise RequestRejectedError(PARSE_ERROR, "Parse error: the body is not valid JSON") from None
 
     def envelope(self, message: Any, scope: Scope, receive: Receive, headers: dict[str, str]) -> RpcRequest | None:
         """The modern (2026-07-28) request in ``message``, or None for a notification."""
         if isinstance(message, list):
-            raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: batches are not supported")
+            raise RequestRejectedError(INVALID_REQUEST, "Invalid request: batches are not supported")
         if not isinstance(message, dict):
-            raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object")
+            raise RequestRejectedError(INVALID_REQUEST, "Invalid request: expected a JSON-RPC object")
         raw_id = message.get("id")
         request_id = raw_id if _valid_id(raw_id) else None
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or not method:
             raise RequestRejectedError(
-                400, INVALID_REQUEST, 'Invalid request: needs jsonrpc "2.0" and a method', request_id=request_id
+                INVALID_REQUEST, 'Invalid request: needs jsonrpc "2.0" and a method', request_id=request_id
             )
         params = message.get("params", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
             raise RequestRejectedError(
-                400, INVALID_REQUEST, "Invalid request: params must be an object", request_id=request_id
+                INVALID_REQUEST, "Invalid request: params must be an object", request_id=request_id
             )
         if "id" not in message:
             # Notifications need no answer and change nothing on a stateless server, but the
@@ -170,7 +171,7 @@ class RequestValidator:
             self._check_notification_headers(method, headers)
             return None
         if request_id is None:
-            raise RequestRejectedError(400, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+            raise RequestRejectedError(INVALID_REQUEST, "Invalid request: id must be a string or an integer")
         meta = self._check_meta(params, method, headers, request_id)
         return RpcRequest(request_id, method, params, meta, scope, headers, receive)
 
@@ -179,13 +180,12 @@ class RequestValidator:
         or whose Mcp-Method, when sent, names another method."""
         version = headers.get("mcp-protocol-version")
         if version is None:
-            raise RequestRejectedError(400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
+            raise RequestRejectedError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
         if version.strip() not in SUPPORTED_PROTOCOL_VERSIONS:
             raise _unsupported_version(version)
         header_method = headers.get("mcp-method")
         if header_method is not None and header_method.strip() != method:
             raise RequestRejectedError(
-                400,
                 HEADER_MISMATCH,
                 "Header mismatch: Mcp-Method must equal the notification's method",
                 {"header": header_method, "method": method},
@@ -197,35 +197,30 @@ class RequestValidator:
         missing = missing_pieces(params, method, headers)
         if len(missing) > 1:
             data = {"missing": missing, "send": what_to_send(params, method)}
-            raise RequestRejectedError(
-                400, refusal_code(missing), missing_message(missing), data, request_id=request_id
-            )
+            raise RequestRejectedError(refusal_code(missing), missing_message(missing), data, request_id=request_id)
         header_version = headers.get("mcp-protocol-version")
         meta = params.get("_meta")
         if meta is not None and header_version is None:
             raise RequestRejectedError(
-                400, HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required", request_id=request_id
+                HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required", request_id=request_id
             )
         if not isinstance(meta, dict):
-            raise RequestRejectedError(400, INVALID_PARAMS, "Invalid params: _meta is required", request_id=request_id)
+            raise RequestRejectedError(INVALID_PARAMS, "Invalid params: _meta is required", request_id=request_id)
         version = meta.get(META_PROTOCOL_VERSION)
         if not isinstance(version, str):
             raise RequestRejectedError(
-                400,
                 INVALID_PARAMS,
                 f"Invalid params: _meta[{META_PROTOCOL_VERSION!r}] is required",
                 request_id=request_id,
             )
         if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
             raise RequestRejectedError(
-                400,
                 INVALID_PARAMS,
                 f"Invalid params: _meta[{META_CLIENT_CAPABILITIES!r}] must be an object",
                 request_id=request_id,
             )
         if header_version != version:
             raise RequestRejectedError(
-                400,
                 HEADER_MISMATCH,
                 "Header mismatch: MCP-Protocol-Version differs from _meta",
                 {"header": header_version, "meta": version},
@@ -242,7 +237,6 @@ class RequestValidator:
         header_method = headers.get("mcp-method")
         if header_method is None or header_method.strip() != method:
             raise RequestRejectedError(
-                400,
                 HEADER_MISMATCH,
                 "Header mismatch: Mcp-Method must equal the request's method",
                 {"header": header_method, "method": method},
@@ -257,7 +251,7 @@ class RequestValidator:
         header_name = headers.get("mcp-name")
         if header_name is None or decode_header_value(header_name) != expected:
             raise RequestRejectedError(
-                400, HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{field}", request_id=request_id
+                HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{field}", request_id=request_id
             )
 
 

@@ -141,21 +141,24 @@ class ServerError(McpError):
 
 
 class RequestRejectedError(ServerError):
-    """A request the endpoint refused before any method ran.
+    """A request the endpoint refused before any method ran, in either era.
 
-    ``request_id`` is the JSON-RPC id when the refusal came after it was read, else ``None``
-    (the error response then carries ``"id": null``, as JSON-RPC asks). ``headers`` are the HTTP
-    headers the refusal travels with (lower-case names), beside its JSON-RPC error body.
+    The HTTP status follows from the code (:func:`http_status_of`); ``http_status`` is given only
+    for a transport status no code says (403, 406, 409, 413, 415, 421, 503). ``request_id`` is the
+    JSON-RPC id when the refusal came after it was read, else ``None`` (the error response then
+    carries ``"id": null``, as JSON-RPC asks). ``headers`` are the HTTP headers the refusal
+    travels with (lower-case names), beside its JSON-RPC error body. The endpoint answers every
+    one in one place (``transport.endpoint.RpcEndpoint.__call__``).
     """
 
     def __init__(
         self,
-        http_status: int,
         code: int,
         message: str,
         data: Any = None,
         *,
         request_id: str | int | None = None,
+        http_status: int | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(code, message, data, http_status=http_status)
@@ -167,7 +170,7 @@ class MethodNotAllowedError(RequestRejectedError):
     """An HTTP method the endpoint does not serve: 405, naming the ones it does (``Allow``)."""
 
     def __init__(self, allow: str, message: str) -> None:
-        super().__init__(405, INVALID_REQUEST, message, headers={"allow": allow})
+        super().__init__(INVALID_REQUEST, message, http_status=405, headers={"allow": allow})
 
 
 class SessionNotFoundError(RequestRejectedError):
@@ -175,7 +178,6 @@ class SessionNotFoundError(RequestRejectedError):
 
     def __init__(self, request_id: str | int | None = None) -> None:
         super().__init__(
-            http_status_of(LEGACY_SESSION_NOT_FOUND),
             LEGACY_SESSION_NOT_FOUND,
             "Session not found: it ended, expired or never existed; send initialize to open a new one",
             request_id=request_id,
@@ -184,12 +186,13 @@ class SessionNotFoundError(RequestRejectedError):
 
 class RetryLaterError(RequestRejectedError):
     """The server cannot take the request now: 429 (this caller holds its share) or 503, with the
-    seconds to wait in ``Retry-After``."""
+    seconds to wait in ``Retry-After`` (none when waiting cannot help)."""
 
-    def __init__(self, http_status: int, message: str, retry_after: int, request_id: str | int | None = None) -> None:
-        super().__init__(
-            http_status, INTERNAL_ERROR, message, request_id=request_id, headers={"retry-after": str(retry_after)}
-        )
+    def __init__(
+        self, http_status: int, message: str, retry_after: int | None, request_id: str | int | None = None
+    ) -> None:
+        headers = {} if retry_after is None else {"retry-after": str(retry_after)}
+        super().__init__(INTERNAL_ERROR, message, request_id=request_id, http_status=http_status, headers=headers)
 
 
 class BodyTooLargeError(Exception):

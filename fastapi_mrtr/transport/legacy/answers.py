@@ -19,10 +19,10 @@ from starlette.types import Send
 
 from fastapi_mrtr.transport.http import send_empty
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
-from fastapi_mrtr.transport.legacy.replies import invalid_request, relay_down
+from fastapi_mrtr.transport.legacy.replies import asker_lost, invalid_request, relay_down
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
-from fastapi_mrtr.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, RequestRejectedError
+from fastapi_mrtr.wire.errors import INVALID_PARAMS, McpError, RequestRejectedError
 from fastapi_mrtr.wire.protocol import JSONObject
 
 RESTART_GRACE_SECONDS = 15.0  # after a Redis restart, waits may be missing until their replicas write them back
@@ -87,12 +87,7 @@ class ClientAnswers:
         except Exception as exc:  # Redis
             raise relay_down(exc) from exc
         if not delivered:  # no Retry-After: trying this answer again cannot help
-            raise RequestRejectedError(
-                503,
-                INTERNAL_ERROR,
-                f"Server unavailable: the replica that sent request {answer_id!r} stopped; its call is lost, "
-                "call the tool again",
-            )
+            raise asker_lost(answer_id)
         await send_empty(send, 202)
 
     async def _hand_over(self, info: SessionInfo, answer_id: str, message: JSONObject) -> bool:

@@ -21,7 +21,6 @@ from fastapi_mrtr.wire.errors import (
     McpError,
     RequestRejectedError,
     RetryLaterError,
-    http_status_of,
 )
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
@@ -42,16 +41,14 @@ def valid_id(value: Any) -> TypeGuard[RequestId]:
 def invalid_request(
     message: str, request_id: RequestId | None = None, *, http_status: int | None = None
 ) -> RequestRejectedError:
-    """-32600: a request this endpoint cannot take as sent (400, or the transport status given)."""
-    status = http_status_of(INVALID_REQUEST) if http_status is None else http_status
-    return RequestRejectedError(status, INVALID_REQUEST, message, request_id=request_id)
+    """-32600: a request this endpoint cannot take as sent (400, or the transport status given:
+    406 for a GET that takes no stream, 409 for a second GET stream, 421 for another replica's)."""
+    return RequestRejectedError(INVALID_REQUEST, message, request_id=request_id, http_status=http_status)
 
 
 def invalid_params(message: str, request_id: RequestId) -> RequestRejectedError:
     """-32602 before dispatch (``initialize``'s own params)."""
-    return RequestRejectedError(
-        http_status_of(INVALID_PARAMS), INVALID_PARAMS, f"Invalid params: {message}", request_id=request_id
-    )
+    return RequestRejectedError(INVALID_PARAMS, f"Invalid params: {message}", request_id=request_id)
 
 
 def streams_full(live: LiveSessions, caller: str, request_id: RequestId | None = None) -> RetryLaterError:
@@ -68,6 +65,16 @@ def streams_full(live: LiveSessions, caller: str, request_id: RequestId | None =
 def relay_down(exc: Exception, request_id: RequestId | None = None) -> RetryLaterError:
     logger.warning("the legacy session relay (Redis) failed: %s", exc)
     return RetryLaterError(503, "Server unavailable: the session relay is unreachable; try again", 1, request_id)
+
+
+def asker_lost(answer_id: str) -> RetryLaterError:
+    """An answer for a replica that stopped: no ``Retry-After``, as sending this answer again cannot help."""
+    return RetryLaterError(
+        503,
+        f"Server unavailable: the replica that sent request {answer_id!r} stopped; its call is lost, "
+        "call the tool again",
+        None,
+    )
 
 
 def replica_lost(call_id: Any) -> JSONObject:
