@@ -39,21 +39,28 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_server(app: Any, *, timeout: float = 20.0, log_level: str = "warning") -> Iterator[str]:
     """Serve ``app`` (an ASGI app or "module:attr") with uvicorn on 127.0.0.1; yields the base URL."""
-    with loopback_socket() as sock:
-        config = uvicorn.Config(app, log_level=log_level, lifespan="on")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + timeout
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        try:
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        finally:
-            server.should_exit = True
-            thread.join(timeout)
+    with loopback_socket() as sock, serving_on(sock, app, timeout=timeout, log_level=log_level):
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@contextlib.contextmanager
+def serving_on(sock: socket.socket, app: Any, *, timeout: float = 20.0, log_level: str = "warning") -> Iterator[None]:
+    """Serve ``app`` with uvicorn on a bound socket until the block ends (for an app that must know
+    its own URL before it is built: bind, build, then serve)."""
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
 
 
 def rpc_headers(method: str, name: str | None = None) -> dict[str, str]:
