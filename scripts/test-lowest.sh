@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The floors of pyproject.toml's ranges (tests/server/test_fastapi_compat.py checks they agree).
+# The floors of pyproject.toml's ranges (tests/integration/test_fastapi_compat.py checks they agree).
 LOWEST_FASTAPI="0.117.1"
 LOWEST_STARLETTE="0.46.2"
 LOWEST_PYDANTIC="2.13.0"
@@ -34,17 +34,18 @@ PY
 
 # Left out here, run on the newest FastAPI by scripts/test.sh:
 # - tests/conformance and tests/scaleout: the official conformance suite and the nginx/gunicorn/
-#   Redis topology drive the same in-process code paths as tests/server and tests/mrtr (which run
-#   here in full) and add several minutes, nothing specific to a FastAPI version.
+#   Redis topology drive the same in-process code paths as tests/engine, tests/integration and
+#   tests/transport (which run here in full) and add several minutes, nothing specific to a
+#   FastAPI version.
 # - three tests of features older FastAPI does not have: FastAPI's telemetry (0.150 has it),
 #   a FastAPI(max_body_size=...) router middleware, and an included router's own route in the
 #   scope (newer FastAPI keeps it; older FastAPI copies the route with its prefix, and the plugin
-#   then sets that copy, as REST does: tests/server/test_fastapi_compat.py checks it on every version).
+#   then sets that copy, as REST does: tests/integration/test_fastapi_compat.py checks it on every version).
 # Starlette's TestClient of this age names anyio.abc.BlockingPortal, which newer anyio deprecates.
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider \
   -W "ignore:The anyio.abc.BlockingPortal alias is deprecated:DeprecationWarning" \
   --ignore=tests/conformance --ignore=tests/scaleout \
-  --deselect tests/server/test_direct_call.py::test_fastapi_telemetry_keeps_its_spans_by_taking_the_route \
-  --deselect tests/server/test_tool_route_isolation.py::test_a_router_with_its_own_middleware_keeps_the_guard \
-  --deselect tests/server/test_tool_route_isolation.py::test_an_included_routers_tool_runs_only_its_route \
+  --deselect tests/integration/test_direct_call.py::test_fastapi_telemetry_keeps_its_spans_by_taking_the_route \
+  --deselect tests/integration/test_tool_route_isolation.py::test_a_router_with_its_own_middleware_keeps_the_guard \
+  --deselect tests/integration/test_tool_route_isolation.py::test_an_included_routers_tool_runs_only_its_route \
   "$@"

@@ -1,6 +1,6 @@
 """The JSON-RPC error codes and the exceptions of fastapi-mrtr, server and client, as one tree.
 
-Every exception of the package is below (``tests/test_error_tree.py`` checks it). Those marked
+Every exception of the package is below (``tests/wire/test_error_tree.py`` checks it). Those marked
 ``(here)`` are defined in this module; the others name the module that defines them. A JSON-RPC
 error (code, message, data) is always an :class:`McpError`, whichever side raises it, and the HTTP
 status it travels with follows from its code (:func:`http_status_of`)::

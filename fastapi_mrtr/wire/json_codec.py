@@ -30,7 +30,7 @@ except that a float may be spelled differently with the same value, ``2e-7`` for
   server only writes JSON values: its own messages, strictly read arguments and answers, and
   FastAPI's serialised results.
 
-``tests/server/test_json_codec.py`` holds both readers and both writers to the same answers.
+``tests/wire/test_json_codec.py`` holds both readers and both writers to the same answers.
 """
 
 from __future__ import annotations

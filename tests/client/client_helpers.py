@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import sdk_server
+
+from tests.client import sdk_server
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The client program the MCP conformance suite runs: ``conformance_client.py SERVER_URL``.
+"""The client program the MCP conformance suite runs: ``python -m tests.client.conformance_client SERVER_URL``.
 
 The suite starts a mock server per scenario, sets ``MCP_CONFORMANCE_SCENARIO`` (and maybe
 ``MCP_CONFORMANCE_CONTEXT``, JSON) and appends the server URL to the command line. Each scenario
@@ -19,10 +19,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a source checkout
 
 from fastapi_mrtr.client import (
     CreateMessageRequestParams,

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
-for path in (ROOT, HERE):  # the package from this checkout, and sdk_server next to us
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-import hostile_server  # noqa: E402
-import sdk_server  # noqa: E402
-from client_helpers import Wire  # noqa: E402
-
-from tests.support import running_server  # noqa: E402
+from tests.client import hostile_server, sdk_server
+from tests.client.client_helpers import Wire
+from tests.support import running_server
 
 
 @pytest.fixture

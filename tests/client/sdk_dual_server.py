@@ -25,8 +25,9 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import SamplingMessage, TextContent
 from pydantic import BaseModel
-from sdk_server import KEY, Confirm, Profile, ask_confirm, ask_profile
 from starlette.applications import Starlette
+
+from tests.client.sdk_server import KEY, Confirm, Profile, ask_confirm, ask_profile
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ Tools:
 * ``ask_roots()`` / ``ask_sample()``: hand-built roots and sampling input requests.
 A prompt ``greet(name)`` and a resource ``res://hello`` round it off.
 
-Run as a script: ``python tests/client/sdk_server.py PORT`` serves on 127.0.0.1:PORT.
+Run as a script: ``python -m tests.client.sdk_server PORT`` serves on 127.0.0.1:PORT.
 """
 
 from __future__ import annotations

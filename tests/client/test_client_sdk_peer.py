@@ -8,8 +8,6 @@ from typing import Any
 
 import httpx
 import pytest
-import sdk_server
-from client_helpers import Wire, asgi_http
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -31,6 +29,8 @@ from fastapi_mrtr.wire.protocol import (
     ReadResourceResult,
     TextContent,
 )
+from tests.client import sdk_server
+from tests.client.client_helpers import Wire, asgi_http
 
 pytestmark = pytest.mark.anyio
 

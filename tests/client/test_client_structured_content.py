@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-from client_helpers import DISCOVERED, Wire
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -29,6 +28,7 @@ from fastapi_mrtr.client import (
     MrtrClient,
 )
 from fastapi_mrtr.wire.protocol import CallToolResult
+from tests.client.client_helpers import DISCOVERED, Wire
 from tests.support import read_asgi_body, running_server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from client_helpers import ScriptedServer, elicit, input_required, sse, text_result
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -23,6 +22,7 @@ from fastapi_mrtr.client import (
 )
 from fastapi_mrtr.client._transport import iter_sse_data
 from fastapi_mrtr.wire.protocol import Implementation, JSONRPCNotification
+from tests.client.client_helpers import ScriptedServer, elicit, input_required, sse, text_result
 
 pytestmark = pytest.mark.anyio
 

@@ -23,9 +23,9 @@ from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ReplayStore, ServerO
 from fastapi_mrtr.state.redis_store import RedisReplayStore
 from fastapi_mrtr.wire import make_input_request_for_elicitation
 from fastapi_mrtr.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY as MISSING_CAPABILITY
+from tests.mcp_helpers import JSON, McpClient, make_meta, rpc_error
 from tests.scaleout.flows import McpWire, Reply, accept, input_request
 from tests.scaleout.services import RedisServer
-from tests.server.mcp_helpers import JSON, McpClient, make_meta, rpc_error
 from tests.support import free_port, running_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

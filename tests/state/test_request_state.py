@@ -43,7 +43,7 @@ BINDING = StateBinding(
     principal="user-1",
 )
 DATA: dict[str, Any] = {"ans": {"seat": {"action": "accept", "data": {"row": 12}}}, "s": [1, "two", None]}
-GOLDEN = Path(__file__).parent / "fixtures" / "request_state_golden.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "request_state_golden.json"
 
 OLD = StateKeyRing(SECRET_OLD)
 NEW = StateKeyRing(SECRET_NEW)

@@ -18,10 +18,10 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from mcp_helpers import CAPS_KEY, PROTOCOL, VERSION_KEY, connect, make_headers, make_meta, make_server, rpc_error
 from starlette.types import Message
 
 from fastapi_mrtr import MCP, ServerOptions
+from tests.mcp_helpers import CAPS_KEY, PROTOCOL, VERSION_KEY, connect, make_headers, make_meta, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
 

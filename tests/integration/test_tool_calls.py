@@ -12,11 +12,11 @@ import pytest
 from fastapi import Cookie, Depends, FastAPI, Header, HTTPException, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from mcp_helpers import SERVER_INFO_KEY, connect, make_meta, make_server, rpc_error, sse_messages
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fastapi_mrtr import MCP, Context
+from tests.mcp_helpers import SERVER_INFO_KEY, connect, make_meta, make_server, rpc_error, sse_messages
 
 pytestmark = pytest.mark.anyio
 

@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from mcp_helpers import connect, make_meta, make_server, rpc_error
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, BlobResourceContents, ResourceNotFoundError, TextResourceContents, ToolContext
 from fastapi_mrtr.features.resources import UriTemplate
 from fastapi_mrtr.wire import ReadResourceResult
+from tests.mcp_helpers import connect, make_meta, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from fastapi_mrtr import Context
 from fastapi_mrtr.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY as MISSING_CAPABILITY
-from tests.server.mcp_helpers import JSON, McpClient, connect, make_meta, make_server, rpc_error
+from tests.mcp_helpers import JSON, McpClient, connect, make_meta, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import pytest
-from mcp_helpers import connect, make_meta, make_server, rpc_error
 from pydantic import BaseModel, Field
 
 from fastapi_mrtr import (
@@ -18,6 +17,7 @@ from fastapi_mrtr import (
     ToolContext,
 )
 from fastapi_mrtr.wire import GetPromptResult, McpError
+from tests.mcp_helpers import connect, make_meta, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
 

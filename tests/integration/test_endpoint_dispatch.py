@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from mcp_helpers import connect, make_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fastapi_mrtr import MCP
+from tests.mcp_helpers import connect, make_server
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,9 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from mcp_helpers import (
+
+from fastapi_mrtr import MCP
+from tests.mcp_helpers import (
     ACCEPT_BOTH,
     CAPS_KEY,
     PROTOCOL,
@@ -22,8 +24,6 @@ from mcp_helpers import (
     make_server,
     rpc_error,
 )
-
-from fastapi_mrtr import MCP
 
 pytestmark = pytest.mark.anyio
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp_helpers import connect, make_server, rpc_error
 
 from fastapi_mrtr import MCP, Completion
+from tests.mcp_helpers import connect, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
 

@@ -22,12 +22,12 @@ import httpx
 import pytest
 from fastapi import APIRouter, Depends, FastAPI, Request
 from mcp import Client
-from mcp_helpers import connect, make_server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fastapi_mrtr import MCP, Context
 from fastapi_mrtr.integration.call_runner import CallPath
 from fastapi_mrtr.integration.direct_call import DirectCall
+from tests.mcp_helpers import connect, make_server
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

@@ -20,10 +20,10 @@ from fastapi.security import (
 )
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from mcp import Client
-from mcp_helpers import connect, make_server, rpc_error
 from pydantic import BaseModel, Field
 
 from fastapi_mrtr import MCP, ToolAnnotations
+from tests.mcp_helpers import connect, make_server, rpc_error
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

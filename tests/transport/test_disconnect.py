@@ -23,10 +23,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI, Request, Response
-from mcp_helpers import make_server
 from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tests.mcp_helpers import make_server
 from tests.support import META, rpc_body, rpc_headers, running_server
 
 ABORTS = 5

@@ -19,7 +19,6 @@ import pytest
 from fastapi import APIRouter, Body, Depends, FastAPI, Form, Header, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.routing import APIRoute
-from mcp_helpers import connect, make_meta, make_server
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -29,6 +28,7 @@ from fastapi_mrtr import MCP, Context
 from fastapi_mrtr.integration.call_runner import CallPath
 from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.direct_call import DirectCall
+from tests.mcp_helpers import connect, make_meta, make_server
 
 pytestmark = pytest.mark.anyio
 

@@ -10,10 +10,10 @@ import pytest
 from fastapi import FastAPI
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp_helpers import connect, rpc_error
 
 from fastapi_mrtr.wire.errors import HEADER_MISMATCH
 from fastapi_mrtr.wire.headers import decode_header_value, encode_header_value, is_token, looks_wrapped
+from tests.mcp_helpers import connect, rpc_error
 
 BookshopFactory = Callable[..., FastAPI]
 

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 import pytest
 from fastapi import Body, FastAPI, Query
-from mcp_helpers import connect, make_server, rpc_error
 from pydantic import BaseModel
 
 from fastapi_mrtr.integration.param_headers import param_headers
+from tests.mcp_helpers import connect, make_server, rpc_error
 
 pytestmark = pytest.mark.anyio
 

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from mcp_helpers import make_headers, make_meta
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context, ServerOptions
+from tests.mcp_helpers import make_headers, make_meta
 from tests.support import running_server
 
 ELICITATION = {"elicitation": {"form": {}}}

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 from fastapi import APIRouter, FastAPI
-from mcp_helpers import connect, make_server
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Router
 
 from fastapi_mrtr import Context
 from fastapi_mrtr.integration import fastapi_compat
 from fastapi_mrtr.integration.call_runner import CallPath
+from tests.mcp_helpers import connect, make_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fastapi_mrtr"

@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator
 import pytest
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
-from mcp_helpers import connect, make_server
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
 from fastapi_mrtr.integration.route_entry import RouteEntry
 from fastapi_mrtr.integration.tool_call import ToolRouteRefusedError
+from tests.mcp_helpers import connect, make_server
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 
 from fastapi_mrtr import Context, InputRequiredConfig, ToolContext
 from fastapi_mrtr.wire import make_input_request_for_elicitation
-from tests.server.mcp_helpers import JSON, McpClient, make_meta, make_server
+from tests.mcp_helpers import JSON, McpClient, make_meta, make_server
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from mcp_helpers import connect, make_meta, make_server, sse_messages
 
 from fastapi_mrtr import Context, ToolContext
+from tests.mcp_helpers import connect, make_meta, make_server, sse_messages
 
 pytestmark = pytest.mark.anyio
 
