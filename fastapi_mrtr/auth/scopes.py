@@ -12,24 +12,15 @@ from collections.abc import Iterable, Mapping
 
 from fastapi.routing import APIRoute
 
+from fastapi_mrtr.integration.fastapi_compat import declared_scopes
+
 
 def route_scopes(route: APIRoute) -> frozenset[str]:
     """Every scope declared anywhere in the route's dependency tree.
 
-    FastAPI 0.12x keeps a dependency's own scopes in ``own_oauth_scopes``; earlier versions keep
-    the accumulated ones (its own and its parents') in ``security_scopes``. The union over the
-    tree is the same either way.
+    Where FastAPI keeps them depends on its version, so ``fastapi_compat`` reads them.
     """
-    found: set[str] = set()
-    stack = [route.dependant]
-    while stack:
-        dependant = stack.pop()
-        for attribute in ("own_oauth_scopes", "security_scopes"):
-            declared = getattr(dependant, attribute, None)
-            if declared:
-                found.update(str(scope) for scope in declared)
-        stack.extend(dependant.dependencies)
-    return frozenset(found)
+    return declared_scopes(route)
 
 
 class ScopeHierarchy:

@@ -5,7 +5,8 @@ both; CI runs the suite at each end: ``scripts/test.sh`` on the newest, ``script
 on the floors). Nothing here is public API of FastAPI or Starlette, so a new FastAPI may move any
 of it: this module is the one place to look, and each function names the versions each of its
 branches serves. Read in place elsewhere, because every supported version has them alike and
-they carry no underscore: the fields of a route's ``Dependant`` and of FastAPI's ``ModelField``
+they carry no underscore: a route's ``Dependant`` fields but its scopes (its parameters,
+``call``, ``dependencies``: only ``integration/`` reads them), FastAPI's ``ModelField``
 (``field_info``, ``alias``), and Starlette's ``Route``/``Router`` attributes.
 
 What it stands for, and why the plugin needs it:
@@ -31,6 +32,8 @@ What it stands for, and why the plugin needs it:
   ``middleware_stack``, the ``Mount`` scope, Starlette's exception-handler lookup): the route entry
   sets in the scope what the router would, the guard takes the place of the router's routing,
   and a direct call finds an exception's handler as Starlette's exception middleware does.
+- **The scopes a route declares** (a ``Dependant``'s scope fields, renamed between versions): the
+  OAuth resource server (``auth.scopes``) asks a token for them before a call runs.
 - **Route features a direct call cannot reproduce**, newer FastAPI only (streamed responses,
   body-size limits, router form limits) and **telemetry** (``fastapi.telemetry``: 0.150 has it,
   0.140 not): their presence makes the plugin take the route itself.
@@ -226,6 +229,27 @@ def documented_routes(route: Any) -> list[Any]:
     declared = declared_route(route)
     copy = getattr(route, "_effective_route", route)
     return list({id(r): r for r in (declared, copy)}.values())
+
+
+def declared_scopes(route: Any) -> frozenset[str]:
+    """Every OAuth scope a ``Security(..., scopes=[...])`` declares anywhere in the route's
+    dependency tree (what the route's ``SecurityScopes`` can ask for).
+
+    The ``Dependant`` field holding them moved: newer FastAPI (0.165 has it) keeps a dependency's
+    own scopes in ``own_oauth_scopes`` (and its parents' in ``parent_oauth_scopes``); older
+    FastAPI (0.117 has it) keeps the accumulated ones, its own and its parents', in
+    ``security_scopes``. The union over the tree is the same either way.
+    """
+    found: set[str] = set()
+    stack = [route.dependant]
+    while stack:
+        dependant = stack.pop()
+        for field in ("own_oauth_scopes", "security_scopes"):
+            declared = getattr(dependant, field, None)
+            if declared:
+                found.update(str(scope) for scope in declared)
+        stack.extend(dependant.dependencies)
+    return frozenset(found)
 
 
 def needs_its_own_request(route: Any) -> bool:
