@@ -15,7 +15,7 @@ from typing import Any, Literal
 from fastapi_mrtr.client._errors import McpServerError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._headers import standard_headers
-from fastapi_mrtr.client._notifications import notification_sink
+from fastapi_mrtr.client._request_meta import listening, with_meta
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
@@ -108,19 +108,17 @@ class ModernTransport:
         progress = progress or self._on_progress
         for attempt in range(2):
             request_id = self._next_id()
-            token = f"mrtr-progress-{request_id}" if progress is not None else None
+            listens = listening(progress, self._on_notification, request_id)
             message: JSONObject = {
                 "jsonrpc": "2.0",
                 "id": request_id,
                 "method": method,
-                "params": {**params, "_meta": self._meta(meta, token)},
+                "params": with_meta(params, self._with_log_level(meta), listens.token, self._protocol_meta()),
             }
             headers = {**self._headers(), **standard_headers(self._protocol_version, method, params)}
             headers.update(param_headers)
             try:
-                return await self._rpc.request(
-                    message, headers, notification_sink(token, progress, self._on_notification)
-                )
+                return await self._rpc.request(message, headers, listens.sink)
             except McpServerError as exc:
                 if attempt or exc.code != UNSUPPORTED_PROTOCOL_VERSION or not self._adopt_error_data(exc.data):
                     raise
@@ -142,14 +140,16 @@ class ModernTransport:
         supported = data.get("supported") if isinstance(data, dict) else None
         return isinstance(supported, list) and self.adopt_version(supported)
 
-    def _meta(self, extra: Mapping[str, Any] | None, progress_token: str | None) -> JSONObject:
-        meta: JSONObject = dict(extra or {})
-        # The protocol keys always win: they must agree with the headers we send.
-        meta[META_PROTOCOL_VERSION] = self._protocol_version
-        meta[META_CLIENT_INFO] = dump(self._options.client_info)
-        meta[META_CLIENT_CAPABILITIES] = self._handlers.capabilities()
-        if self._log_level is not None:
-            meta.setdefault(META_LOG_LEVEL, self._log_level)
-        if progress_token is not None:
-            meta["progressToken"] = progress_token
-        return meta
+    def _with_log_level(self, meta: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The caller's ``_meta``, with the level :meth:`set_log_level` asked for unless it names one."""
+        if self._log_level is None:
+            return meta
+        return {META_LOG_LEVEL: self._log_level, **(meta or {})}
+
+    def _protocol_meta(self) -> JSONObject:
+        """The ``_meta`` keys this wire sets on every request; they win over the caller's."""
+        return {
+            META_PROTOCOL_VERSION: self._protocol_version,
+            META_CLIENT_INFO: dump(self._options.client_info),
+            META_CLIENT_CAPABILITIES: self._handlers.capabilities(),
+        }

@@ -15,6 +15,7 @@ from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._legacy.listener import Spawner
 from fastapi_mrtr.client._legacy.session import LegacySession
 from fastapi_mrtr.client._notifications import notification_sink
+from fastapi_mrtr.client._request_meta import listening, with_meta
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions
@@ -74,14 +75,9 @@ class LegacyTransport:
         meta: Mapping[str, Any] | None,
     ) -> JSONObject:
         """One request in the session (the 2025 era has no ``Mcp-Param-*`` headers to mirror)."""
-        progress = progress or self._on_progress
-        # A progress token may repeat across calls in a session, so it is unique per request.
-        token = f"mrtr-progress-{self._next_id()}" if progress is not None else None
-        request_meta: JSONObject = dict(meta or {})
-        if token is not None:
-            request_meta["progressToken"] = token
-        sent = {**params, "_meta": request_meta} if request_meta else dict(params)
-        return await self.session.request(method, sent, notification_sink(token, progress, self._on_notification))
+        # The session numbers the request itself, so the progress token draws a number of its own.
+        listens = listening(progress or self._on_progress, self._on_notification, self._next_id)
+        return await self.session.request(method, with_meta(params, meta, listens.token), listens.sink)
 
     async def set_log_level(self, level: str | None) -> bool:
         """``logging/setLevel`` now, if the server declared ``logging``; ``None`` cannot be sent."""
