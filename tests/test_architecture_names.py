@@ -30,7 +30,7 @@ PACKAGE = ROOT / "fastapi_mrtr"
 DOCUMENT = ROOT / "ARCHITECTURE.md"
 
 # Words in backticks that are wire or prose, not names in the code.
-NOT_CODE = {"initialize", "ping", "endpoint", "answers", "tools", "mrtr", "input_required", "async def"}
+NOT_CODE = {"initialize", "ping", "endpoint", "answers", "tools", "mrtr", "input_required", "async def", "_meta"}
 # A short name the document uses for an object: what it stands for.
 ALIASES = {"ctx": "fastapi_mrtr.engine.context.ToolContext"}
 
