@@ -1,10 +1,12 @@
-"""Test support: real uvicorn servers on loopback that stop by themselves."""
+"""Test support: real servers on loopback that stop by themselves (uvicorn in this process, Node scripts)."""
 
 from __future__ import annotations
 
 import contextlib
+import selectors
 import socket
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -94,3 +96,59 @@ async def read_asgi_body(receive: Any) -> bytes:
         body += message.get("body", b"")
         if not message.get("more_body"):
             return body
+
+
+@contextlib.contextmanager
+def node_script(node: str, script: Path, *, timeout: float, quiet: bool = False) -> Iterator[int]:
+    """Run ``node SCRIPT PORT`` on a free port of 127.0.0.1; yields the port once it listens.
+
+    The script prints ``READY <port>`` when it listens. It runs in its own folder, so its bare
+    imports resolve to that folder's ``node_modules``, and holds our end of its stdin, so it exits
+    if this process dies. Its stderr shows in pytest's output unless ``quiet``. Leaving the block
+    stops it: SIGTERM, then SIGKILL after five seconds.
+    """
+    port = free_port()
+    process = subprocess.Popen(
+        [node, str(script), str(port)],
+        cwd=script.parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else None,
+        text=True,
+    )
+    try:
+        _wait_ready(process, script.name, f"READY {port}", timeout)
+        yield port
+    finally:
+        _stop(process, timeout=5.0)
+
+
+def _wait_ready(process: subprocess.Popen[str], name: str, expected: str, timeout: float) -> None:
+    """Read the script's stdout until its ``expected`` line, or fail after ``timeout``."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                continue
+            line = process.stdout.readline()
+            if line == "":  # EOF: the script exited before listening
+                raise RuntimeError(f"{name} exited with {process.wait()} before it was ready")
+            if line.strip() == expected:
+                return
+    raise RuntimeError(f"{name} did not print {expected!r} within {timeout}s")
+
+
+def _stop(process: subprocess.Popen[str], timeout: float) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()

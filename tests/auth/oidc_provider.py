@@ -9,16 +9,13 @@ holds our end of its stdin, so it also exits if this process dies. Install it wi
 from __future__ import annotations
 
 import contextlib
-import selectors
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
-from tests.support import free_port
+from tests.support import node_script
 
 HERE = Path(__file__).with_name("oidc")
 SCRIPT = HERE / "provider.mjs"
@@ -36,51 +33,14 @@ def _node() -> str:
     return node
 
 
-def _wait_ready(process: subprocess.Popen[str], port: int, timeout: float) -> None:
-    assert process.stdout is not None
-    expected = f"READY {port}"
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0:
-            if not selector.select(left):
-                continue
-            line = process.stdout.readline()
-            if line == "":
-                raise RuntimeError(f"provider.mjs exited with {process.wait()} before it was ready")
-            if line.strip() == expected:
-                return
-    raise RuntimeError(f"provider.mjs did not print {expected!r} within {timeout}s")
-
-
 @contextlib.contextmanager
 def oidc_provider(*, timeout: float = 30.0) -> Iterator[str]:
     """Run the provider on a free loopback port; yields its issuer URL."""
     if not INSTALLED.is_file():
         raise RuntimeError(f"{INSTALLED} missing: run bash scripts/install-oidc-provider.sh")
-    port = free_port()
-    process = subprocess.Popen(
-        [_node(), str(SCRIPT), str(port)],
-        cwd=HERE,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # its start-up warnings are about development defaults
-        text=True,
-    )
-    try:
-        _wait_ready(process, port, timeout)
+    # quiet: its start-up warnings are about development defaults.
+    with node_script(_node(), SCRIPT, timeout=timeout, quiet=True) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout)
-        for pipe in (process.stdin, process.stdout):
-            if pipe is not None:
-                pipe.close()
 
 
 def client_credentials_token(issuer: str, client: str, secret: str, resource: str, scope: str) -> httpx.Response:

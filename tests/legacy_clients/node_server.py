@@ -21,50 +21,15 @@ JSON-RPC error -32601 "Method not found"; an unknown or ended session id gets 40
 from __future__ import annotations
 
 import contextlib
-import selectors
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support import free_port
+from tests.support import node_script
 
 JS = Path(__file__).with_name("js")
 SCRIPT = JS / "legacy_server.mjs"
 SDK = JS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
-
-
-def _wait_ready(process: subprocess.Popen[str], port: int, timeout: float) -> None:
-    """Read the server's stdout until its ``READY <port>`` line, or fail after ``timeout``."""
-    assert process.stdout is not None
-    expected = f"READY {port}"
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0:
-            if not selector.select(left):
-                continue
-            line = process.stdout.readline()
-            if line == "":  # EOF: the server exited before listening
-                raise RuntimeError(f"legacy_server.mjs exited with {process.wait()} before it was ready")
-            if line.strip() == expected:
-                return
-    raise RuntimeError(f"legacy_server.mjs did not print {expected!r} within {timeout}s")
-
-
-def _stop(process: subprocess.Popen[str], timeout: float) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within ``timeout``."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout)
-    for pipe in (process.stdin, process.stdout):
-        if pipe is not None:
-            pipe.close()
 
 
 @contextlib.contextmanager
@@ -73,18 +38,5 @@ def node_legacy_server(*, timeout: float = 20.0) -> Iterator[str]:
     node = shutil.which("node")
     if node is None or not SDK.is_file():
         raise RuntimeError(f"node ({node}) or {SDK} missing: run bash scripts/install-js-client.sh")
-    port = free_port()
-    # cwd is the js folder so the script's bare imports resolve to its node_modules; stderr is
-    # inherited so pytest shows what the server complained about.
-    process = subprocess.Popen(
-        [node, str(SCRIPT), str(port)],
-        cwd=JS,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _wait_ready(process, port, timeout)
+    with node_script(node, SCRIPT, timeout=timeout) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(process, timeout=5.0)
