@@ -8,6 +8,7 @@ rewraps the signal (a user ``except BaseException``, a middleware turning it int
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -80,16 +81,16 @@ def find_signal(exc: BaseException) -> BaseException | None:
     return find_exception(exc, (SuspendSignal, MissingCapabilitySignal))
 
 
-class _SuspensionCatcher:
-    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :data:`catch_suspension`)."""
+class _SuspensionCatcher(AbstractContextManager["_SuspensionCatcher"]):
+    """Ends the ``with`` block quietly when the run inside it stopped to ask (see :data:`catch_suspension`).
+
+    Entering does nothing (the base's ``__enter__``); all of it happens on the way out.
+    """
 
     __slots__ = ()
 
     def __call__(self) -> _SuspensionCatcher:
         return self  # ``with catch_suspension():`` reads as well as ``with catch_suspension:``
-
-    def __enter__(self) -> None:
-        return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, traceback: object) -> bool:
         return exc is not None and find_signal(exc) is not None
