@@ -66,17 +66,25 @@ def _is_real_meter_provider(metrics: ModuleType, provider: Any) -> bool:
 
 
 class Telemetry:
-    """The tracer and instruments of one server (``side="server"``) or client.
+    """OpenTelemetry for an ``MCP`` server (``ServerOptions.telemetry``) or an ``MrtrClient``
+    (``ClientOptions.telemetry``): spans and metrics by the MCP semantic conventions.
 
-    ``tracer_provider`` and ``meter_provider`` default to OpenTelemetry's global ones.
+    ``tracer_provider`` and ``meter_provider`` default to OpenTelemetry's global ones; with
+    neither set up (no SDK), nothing is recorded and nothing is built.
     """
 
-    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, *, side: str = "server") -> None:
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider
-        self._side = side
+        self._side = "server"
         self._seen: tuple[Any, Any] | None = None
         self._instruments: Instruments | None = None
+
+    def for_client(self) -> Telemetry:
+        """The same providers, with the client's metric names (``mcp.client.*``)."""
+        client = Telemetry(self._tracer_provider, self._meter_provider)
+        client._side = "client"
+        return client
 
     def instruments(self) -> Instruments | None:
         """The tracer and histograms to use now, or None while no SDK is configured."""
