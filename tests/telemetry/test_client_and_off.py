@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fastapi_mrtr import Telemetry
-from fastapi_mrtr.client import ClientOptions, MrtrClient
+from fastapi_mrtr.client import ClientOptions, McpServerError, MrtrClient
 from fastapi_mrtr.telemetry import setup
 from fastapi_mrtr.wire import CallToolResult
 from tests.support import running_server
@@ -56,7 +56,7 @@ async def test_client_spans_are_the_parents_of_the_server_spans(shop: str, recor
 async def test_a_client_error_sets_error_type(shop: str, recorder: Recorder) -> None:
     options = ClientOptions(mode="2026-07-28", telemetry=recorder.telemetry())
     async with MrtrClient(shop, options=options) as client:
-        with pytest.raises(Exception):
+        with pytest.raises(McpServerError):
             await client.request("no/such/method")
     (span,) = [s for s in recorder.spans("CLIENT") if s.name == "no/such/method"]
     assert attributes(span)["error.type"] == "-32601" and span.status.status_code.name == "ERROR"
