@@ -29,6 +29,7 @@ from fastapi_mrtr.features.completions import Completion
 from fastapi_mrtr.features.resources import ResourceNotFoundError
 from fastapi_mrtr.integration.dependency import Context, get_context
 from fastapi_mrtr.state import InMemoryReplayStore, ReplayStore
+from fastapi_mrtr.telemetry import Telemetry
 from fastapi_mrtr.wire import (
     AudioContent,
     BlobResourceContents,
@@ -63,6 +64,7 @@ __all__ = [
     "ResourceLink",
     "ResourceNotFoundError",
     "ServerOptions",
+    "Telemetry",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",

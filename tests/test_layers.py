@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fastapi_mrtr"
 
 # Lowest first: a module may import its own layer and the layers before it, never one after.
 LAYERS = [
-    ("wire", ("fastapi_mrtr.wire",)),
+    ("wire", ("fastapi_mrtr.wire", "fastapi_mrtr.telemetry")),  # telemetry: OpenTelemetry by the MCP conventions
     ("state", ("fastapi_mrtr.state",)),
     ("engine", ("fastapi_mrtr.engine",)),
     ("transport", ("fastapi_mrtr.transport",)),

@@ -40,6 +40,7 @@ EXPECTED: dict[str, list[str]] = {
         "ResourceLink",
         "ResourceNotFoundError",
         "ServerOptions",
+        "Telemetry",
         "TextContent",
         "TextResourceContents",
         "ToolAnnotations",

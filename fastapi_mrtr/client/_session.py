@@ -30,6 +30,7 @@ from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions, Era
+from fastapi_mrtr.telemetry.client import client_request, note_request_id
 from fastapi_mrtr.wire.mrtr import (
     ELICITATION_CREATE,
     ROOTS_LIST,
@@ -387,7 +388,10 @@ class MrtrClient:
         meta: Mapping[str, Any] | None,
     ) -> JSONObject:
         transport = await self._era_transport()
-        return await transport.request(method, params, progress=progress_callback, meta=meta)
+        return await client_request(
+            self.options.telemetry, method, params, meta, str(self._rpc.url), transport.protocol_version,
+            lambda sent_meta: transport.request(method, params, progress=progress_callback, meta=sent_meta),
+        )  # fmt: skip
 
     async def _era_transport(self) -> EraTransport:
         """The era's transport, chosen on first use (probe, or ``initialize``) and kept."""
@@ -421,4 +425,6 @@ class MrtrClient:
         return self._headers
 
     def _new_id(self) -> int:
-        return next(self._ids)
+        request_id = next(self._ids)
+        note_request_id(request_id)  # on the request's client span, when traced
+        return request_id

@@ -9,6 +9,7 @@ from typing import Literal, get_args
 
 import httpx
 
+from fastapi_mrtr.telemetry.setup import Telemetry
 from fastapi_mrtr.wire.protocol import LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION, Implementation
 
 
@@ -79,6 +80,9 @@ class ClientOptions:
       or ``"2026-07-28"`` (never one).
     * ``legacy_protocol_version``: the version asked for in ``initialize`` (the server may answer
       an older one this client also speaks).
+    * ``telemetry``: OpenTelemetry client spans and ``mcp.client.operation.duration``, with the
+      trace context sent in ``_meta`` (a ``fastapi_mrtr.Telemetry``: the global providers unless it
+      names its own; nothing without an SDK, docs/observability.md).
     """
 
     input_required_config: InputRequiredConfig = field(default_factory=InputRequiredConfig)
@@ -89,6 +93,7 @@ class ClientOptions:
     mirror_param_headers: bool = True
     mode: ClientMode = "auto"
     legacy_protocol_version: str = LEGACY_PROTOCOL_VERSIONS[0]
+    telemetry: Telemetry = field(default_factory=Telemetry)
 
     def __post_init__(self) -> None:
         if not isinstance(self.input_required_config, InputRequiredConfig):
@@ -103,6 +108,7 @@ class ClientOptions:
                 f"legacy_protocol_version must be one of {', '.join(LEGACY_PROTOCOL_VERSIONS)}, "
                 f"not {self.legacy_protocol_version!r}"
             )
+        object.__setattr__(self, "telemetry", self.telemetry.for_client())  # the mcp.client.* metric names
         first, cap = self.state_only_backoff
         if first < 0 or cap < first:
             raise ValueError("state_only_backoff must be (first, cap) with 0 <= first <= cap")

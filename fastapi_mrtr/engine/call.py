@@ -43,6 +43,7 @@ class CallRecord:
     log_level: str | None = None
     notify: Notify | None = None
     strict_replay: bool = False
+    trace_anchor: str | None = None  # round 1's traceparent, sealed on when tracing (telemetry.flows)
     # Outcomes, written by the context:
     suspended: bool = False
     missing_capability: JSONObject | None = None

@@ -167,7 +167,13 @@ class StateGuard:
 
         def mint(payload: JSONObject) -> str:
             return self._tokens.seal(
-                payload, binding, round=next_round, flow_id=record.flow_id, flow_deadline=deadline, now=now
+                payload,
+                binding,
+                round=next_round,
+                flow_id=record.flow_id,
+                flow_deadline=deadline,
+                now=now,
+                trace_anchor=record.trace_anchor,
             )
 
         try:

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Union
 
+from fastapi_mrtr.telemetry.setup import Telemetry
+
 if TYPE_CHECKING:
     from fastapi_mrtr.state.redis_relay import RedisRelay
     from fastapi_mrtr.state.replay_store import ReplayStore
@@ -101,6 +103,9 @@ class ServerOptions:
     (the longest a stream stays open before the server ends it), ``subscription_keepalive_seconds``.
     Playground: ``playground`` (the page at ``{mount}/playground``; ``None`` = on when the host app
     has ``docs_url`` set, docs/playground.md).
+    Telemetry: ``telemetry`` (a ``Telemetry``: OpenTelemetry spans and metrics by the MCP
+    conventions, with the global providers unless it names its own; nothing when no SDK is set
+    up, docs/observability.md).
     """
 
     name: str = "fastapi-mrtr"
@@ -142,6 +147,8 @@ class ServerOptions:
     subscription_keepalive_seconds: float = 15.0
 
     playground: bool | None = None  # None: served where the host app serves /docs (docs_url set)
+
+    telemetry: Telemetry = field(default_factory=Telemetry)
 
     def __post_init__(self) -> None:
         if not isinstance(self.input_required_config, InputRequiredConfig):

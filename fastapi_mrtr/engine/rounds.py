@@ -18,6 +18,8 @@ from fastapi_mrtr.engine.call import CallRecord, Notify
 from fastapi_mrtr.engine.flow import StateGuard
 from fastapi_mrtr.state.replay_store import StateHold
 from fastapi_mrtr.state.sealing import StateBinding, StateClaims
+from fastapi_mrtr.telemetry.flows import flow_sealed, round_opened
+from fastapi_mrtr.telemetry.setup import SWITCH
 from fastapi_mrtr.wire.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject, dump
 
@@ -91,11 +93,17 @@ class Round:
             notify=notify,
             strict_replay=guard.options.strict_replay,
         )
+        if SWITCH.on:  # the one check tracing costs a round when no SDK is configured
+            record.trace_anchor = round_opened(
+                record.round + 1, record.flow_id, claims.trace_anchor if claims else None
+            )
         return cls(guard, record, headers, claims, hold, binding)
 
     def seal(self) -> str:
         """The next ``requestState``. A refusal the client can correct is noted before it is raised."""
         record = self.record
+        if SWITCH.on:
+            record.flow_id = flow_sealed(record.flow_id)
         try:
             if self._binding is None:
                 self._binding = self._guard.binding(record.method, record.target, record.arguments, self._headers)

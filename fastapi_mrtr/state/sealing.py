@@ -10,7 +10,7 @@ Token layout (every token is ASCII)::
     ciphertext, tag = AESGCM(k_enc).encrypt(nonce, plaintext, aad)
     aad             = b"v1." + kid + audience.encode("utf-8")
     plaintext       = compact JSON object (UTF-8, no compression):
-        {"v":1, "jti", "fid", "r", "iat", "exp", "fexp", "m", "t", "a", "aud", "p", "d"}
+        {"v":1, "jti", "fid", "r", "iat", "exp", "fexp", "m", "t", "a", "aud", "p", "d"[, "tc"]}
 
 * ``kid = SHA-256(b"kid:" + k_enc)[:4]`` picks the key that opens the token.
 * Each secret of a :class:`StateKeyRing` yields ``k_enc`` and ``k_bind`` via HKDF-SHA256
@@ -20,6 +20,9 @@ Token layout (every token is ASCII)::
   (:mod:`fastapi_mrtr.state.digest`) and server.
 * ``p = b64url_nopad(HMAC-SHA256(k_bind, principal))[:22]`` or null: the principal is never stored.
 * ``d`` is the caller's JSON object.
+* ``tc`` (optional, only when tracing is on): the ``traceparent`` of the flow's first traced round,
+  so a later round's span links to it on any replica (``fastapi_mrtr.telemetry.flows``). A token
+  without it opens as before, and readers that predate it ignore it.
 
 Tokens are not single-use: a captured token can be replayed (by the same principal, for the same
 request) until it expires. Callers needing at-most-once must track ``jti`` themselves.
@@ -95,6 +98,7 @@ class StateClaims:
     flow_deadline: int | None
     key_id: str
     data: dict[str, Any]
+    trace_anchor: str | None = None  # the ``tc`` claim: round 1's span context, when traced
 
 
 def _principal_tag(key: SealingKey, principal: str | None) -> str | None:
@@ -128,6 +132,7 @@ def _mint_request_state(
     now: float | None = None,
     nonce: bytes | None = None,
     jti: str | None = None,
+    trace_anchor: str | None = None,
 ) -> str:
     """Seal ``data`` for ``binding`` with the ring's first key. ``ttl`` in seconds (0 = never expires);
     ``flow_deadline`` is an absolute unix time. ``now``/``nonce``/``jti`` exist for golden tests."""
@@ -154,6 +159,8 @@ def _mint_request_state(
         "p": _principal_tag(key, binding.principal),
         "d": dict(data),
     }
+    if trace_anchor is not None:
+        claims["tc"] = trace_anchor
     plaintext = json_codec.encode(claims, finite=True)  # the reader is strict: refuse NaN here
     sealed = key.aead.encrypt(nonce, plaintext, _aad(key.kid, binding.audience))
     token = PREFIX + b64url_encode(key.kid + nonce + sealed)
@@ -269,6 +276,7 @@ def _verify_request_state(
         flow_deadline=claims["fexp"],
         key_id=key.kid.hex(),
         data=claims["d"],
+        trace_anchor=claims["tc"] if isinstance(claims.get("tc"), str) else None,
     )
 
 
@@ -319,11 +327,13 @@ class RequestStateSealer:
         flow_id: str | None = None,
         flow_deadline: float | None = None,
         now: float | None = None,
+        trace_anchor: str | None = None,
     ) -> str:
         """A token carrying ``data`` (a JSON object) that opens only for ``binding``.
 
         Pass the previous round's ``claims.flow_id`` to keep one flow id across rounds;
-        ``flow_deadline`` is an absolute Unix time; ``now`` fixes the clock (one clock per round).
+        ``flow_deadline`` is an absolute Unix time; ``now`` fixes the clock (one clock per round);
+        ``trace_anchor`` is a ``traceparent`` to carry (``claims.trace_anchor``), for tracing.
         """
         return _mint_request_state(
             data,
@@ -335,6 +345,7 @@ class RequestStateSealer:
             flow_deadline=flow_deadline,
             max_bytes=self._max_bytes,
             now=now,
+            trace_anchor=trace_anchor,
         )
 
     def open(self, token: object, binding: StateBinding, *, now: float | None = None) -> StateClaims:

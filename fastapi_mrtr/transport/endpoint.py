@@ -29,6 +29,7 @@ from fastapi_mrtr.transport.http import (
 from fastapi_mrtr.transport.legacy.endpoint import LegacyEndpoint
 from fastapi_mrtr.transport.legacy.era import is_legacy_post, names_session, opens_legacy_session
 from fastapi_mrtr.transport.request import RequestValidator, RpcRequest
+from fastapi_mrtr.transport.tracing import response_of, traced
 from fastapi_mrtr.wire.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -40,6 +41,7 @@ from fastapi_mrtr.wire.errors import (
 )
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import (
+    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     SUPPORTED_PROTOCOL_VERSIONS,
     JSONObject,
@@ -145,14 +147,22 @@ class RpcEndpoint:
         meta = {**(result.get("_meta") or {}), META_SERVER_INFO: self.server_info}
         return 200, {"jsonrpc": "2.0", "id": rpc.id, "result": {**result, "_meta": meta}}
 
+    def _outcome(self, rpc: RpcRequest) -> Awaitable[tuple[int, JSONObject]]:
+        """``_result_or_error``, as one traced MCP operation when an OpenTelemetry SDK is set up."""
+        version = rpc.meta.get(META_PROTOCOL_VERSION)
+        return traced(
+            self.options.telemetry, rpc.method, rpc.id, rpc.params, rpc.scope, lambda: self._result_or_error(rpc),
+            response_of, meta=rpc.meta, protocol_version=version if isinstance(version, str) else None,
+        )  # fmt: skip
+
     async def _answer(self, rpc: RpcRequest) -> tuple[int, bytes]:
-        status, message = await self._result_or_error(rpc)
+        status, message = await self._outcome(rpc)
         return status, encode(message)
 
     async def _answer_streaming(self, rpc: RpcRequest, send: Send) -> None:
         stream = _LazyStream(send)
         rpc.notify = stream.notify
-        work = asyncio.ensure_future(self._result_or_error(rpc))
+        work = asyncio.ensure_future(self._outcome(rpc))
         watcher = asyncio.ensure_future(wait_disconnect(rpc.receive))
         done, _ = await asyncio.wait({work, watcher}, return_when=asyncio.FIRST_COMPLETED)
         if work not in done:  # the client closed the stream: that cancels the request

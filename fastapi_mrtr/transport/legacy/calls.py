@@ -26,6 +26,7 @@ from fastapi_mrtr.transport.legacy.shim import LegacyShim
 from fastapi_mrtr.transport.legacy.shim_channel import CallChannel
 from fastapi_mrtr.transport.legacy.streams import CallAnswer
 from fastapi_mrtr.transport.request import RpcRequest
+from fastapi_mrtr.transport.tracing import itself, traced
 
 CALL_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})  # may ask the client
 
@@ -80,7 +81,9 @@ class RunningCall:
         self.log = EventLog(calls.live.new_id())
         config = calls.options.input_required_config
         self.channel = CallChannel(calls.live, calls.cluster, config.round_timeout, live, self.log, self.can_stream)
-        self.shim = LegacyShim(config.round_timeout, config.max_rounds, live.info.protocol_version)
+        self.shim = LegacyShim(
+            config.round_timeout, config.max_rounds, live.info.protocol_version, calls.options.telemetry
+        )
         self.answer = CallAnswer(
             self.log,
             self.cancel,
@@ -119,11 +122,14 @@ class RunningCall:
             self.calls.after_stream(self.live, self.log)
 
     async def _work(self, handler: Handler) -> None:
-        tool_errors = self.rpc.method == "tools/call"
+        rpc, info = self.rpc, self.live.info
         try:
-            message = await answer_rpc(
-                lambda rpc: self.shim.run(handler, rpc, self.channel), self.rpc, tool_errors=tool_errors
-            )
+            message = await traced(
+                self.calls.options.telemetry, rpc.method, rpc.id, rpc.params, rpc.scope,
+                lambda: answer_rpc(lambda rpc: self.shim.run(handler, rpc, self.channel), rpc,
+                                   tool_errors=rpc.method == "tools/call"),
+                itself, protocol_version=info.protocol_version, session_id=info.key,
+            )  # fmt: skip
         except asyncio.CancelledError:
             self.log.finish()
             raise

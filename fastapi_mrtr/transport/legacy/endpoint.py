@@ -29,6 +29,7 @@ from fastapi_mrtr.transport.legacy.resume import SessionStreams
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.transport.legacy.shapes import Handler
+from fastapi_mrtr.transport.tracing import nothing, session_ended, traced
 from fastapi_mrtr.wire.errors import SessionNotFoundError
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
@@ -85,7 +86,13 @@ class LegacyEndpoint:
             raise invalid_request("Invalid request: expected a JSON-RPC object")
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:  # the era check sends only an initialize without a session here
-            await self.requests.initialize(message, headers, send)
+            params = message.get("params")
+            version = params.get("protocolVersion") if isinstance(params, dict) else None
+            await traced(
+                self.options.telemetry, "initialize", message.get("id"), params if isinstance(params, dict) else {},
+                scope, lambda: self.requests.initialize(message, headers, send), nothing,
+                protocol_version=version if isinstance(version, str) else None,
+            )  # fmt: skip
             return
         request_id = message.get("id") if valid_id(message.get("id")) else None
         info, level = await self._session(session_id, headers, request_id)
@@ -108,6 +115,7 @@ class LegacyEndpoint:
         except Exception as exc:
             raise relay_down(exc) from exc
         self.live.end(info.key)
+        session_ended(self.options.telemetry, info.issued_at, info.protocol_version)
         await send_empty(send, 200)
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.options import ServerOptions
+from fastapi_mrtr.telemetry.propagation import carried
 from fastapi_mrtr.transport.callers import caller_key
 from fastapi_mrtr.transport.http import send_empty, send_json
 from fastapi_mrtr.transport.legacy.answers import ClientAnswers
@@ -27,6 +28,7 @@ from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc, legacy_error, operation
 from fastapi_mrtr.transport.request import RpcRequest
+from fastapi_mrtr.transport.tracing import itself, traced
 from fastapi_mrtr.wire.errors import METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import (
@@ -156,25 +158,32 @@ class SessionRequests:
         if method == "initialize":  # before the handlers, which have none: it is no unknown method here
             raise invalid_request("Invalid request: this session is already initialized", rpc.id)
         builtin = self._builtins.get(method)
-        if builtin is not None:
-            try:
-                message = rpc_message(rpc.id, result=await builtin(info, rpc.params))
-            except McpError as exc:
-                message = rpc_message(rpc.id, error=legacy_error(exc, operation(method, rpc.params)))
-            except Exception as exc:  # Redis
-                raise relay_down(exc, rpc.id) from exc
-            await send_json(send, 200, encode(message))
-            return
         handler = None if method in MODERN_ONLY_METHODS else self._methods().get(method)
-        if handler is None:
-            # An answer, not a refusal: the 2025 era sends a method's errors in a 200 response.
-            error = legacy_error(McpError(METHOD_NOT_FOUND, f"Method not found: {method}"))
-            await send_json(send, 200, encode(rpc_message(rpc.id, error=error)))
-            return
-        if method in CALL_METHODS:
+        if builtin is None and handler is not None and method in CALL_METHODS:
             await self.calls.run(info, caller_key(rpc.scope), handler, rpc, send)
             return
-        await send_json(send, 200, encode(await answer_rpc(handler, rpc)))
+        message = await traced(
+            self.options.telemetry, method, rpc.id, rpc.params, rpc.scope, lambda: self._answer(info, rpc, handler),
+            itself, protocol_version=info.protocol_version, session_id=info.key,
+        )  # fmt: skip
+        await send_json(send, 200, encode(message))
+
+    async def _answer(self, info: SessionInfo, rpc: RpcRequest, handler: Handler | None) -> JSONObject:
+        """The response to a request that is no call: a session's own method, or a handler's."""
+        builtin = self._builtins.get(rpc.method)
+        if builtin is not None:
+            try:
+                return rpc_message(rpc.id, result=await builtin(info, rpc.params))
+            except McpError as exc:
+                return rpc_message(rpc.id, error=legacy_error(exc, operation(rpc.method, rpc.params)))
+            except Exception as exc:  # Redis
+                raise relay_down(exc, rpc.id) from exc
+        if handler is None:
+            # An answer, not a refusal: the 2025 era sends a method's errors in a 200 response.
+            return rpc_message(
+                rpc.id, error=legacy_error(McpError(METHOD_NOT_FOUND, f"Method not found: {rpc.method}"))
+            )
+        return await answer_rpc(handler, rpc)
 
 
 def session_request(
@@ -196,6 +205,9 @@ def session_request(
         # The 2025 era sends log messages unless the client raised the level (logging/setLevel).
         META_LOG_LEVEL: log_level or "debug",
     }
-    if isinstance(legacy_meta, dict) and "progressToken" in legacy_meta:
-        meta["progressToken"] = legacy_meta["progressToken"]
+    if isinstance(legacy_meta, dict):
+        if "progressToken" in legacy_meta:
+            meta["progressToken"] = legacy_meta["progressToken"]
+        if "traceparent" in legacy_meta:  # SEP-414's keys pass on, for the server span's parent
+            meta.update(carried(legacy_meta))
     return RpcRequest(request_id, method, {**params, "_meta": meta}, meta, scope, headers, receive, legacy=True)

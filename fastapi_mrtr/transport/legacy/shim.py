@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Protocol
 
+from fastapi_mrtr.telemetry.flows import shim_round
+from fastapi_mrtr.telemetry.setup import Telemetry
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import (
     INVALID_REQUEST,
@@ -61,10 +63,13 @@ class ClientChannel(Protocol):
 
 
 class LegacyShim:
-    def __init__(self, round_timeout: float, max_rounds: int, protocol_version: str) -> None:
+    def __init__(
+        self, round_timeout: float, max_rounds: int, protocol_version: str, telemetry: Telemetry | None = None
+    ) -> None:
         self.round_timeout = round_timeout
         self.max_rounds = max_rounds
         self.protocol_version = protocol_version
+        self.telemetry = telemetry or Telemetry()
 
     async def run(self, handler: Handler, rpc: RpcRequest, channel: ClientChannel) -> JSONObject:
         """Run ``handler`` round after round until it completes; raises ``McpError`` when it cannot."""
@@ -72,8 +77,9 @@ class LegacyShim:
         current = replace(rpc, params=original)
         url_ids: dict[str, str] = {}  # question key -> the elicitationId the client was given
         # The sealed round counter enforces max_rounds; this bound only guards manual handlers.
-        for _ in range(self.max_rounds + 1):
-            result = await handler(current)
+        for round_number in range(1, self.max_rounds + 2):
+            with shim_round(self.telemetry, rpc.method, original, round_number):  # a child span, when traced
+                result = await handler(current)
             if result.get("resultType") != "input_required":
                 await self._complete_urls(channel, url_ids, still_asked=set())
                 return result
