@@ -33,11 +33,16 @@ from .memory import RIG, ROOT
 # The two floors of the shared rig, and this design's own: a FastAPI route calling a route in-process.
 FLOORS = [("asgi", "limit_asgi:app"), ("fastapi", "limit_fastapi:app"), ("fastapi-nested", "bench.nested_floor:app")]
 PEERS = [("sdk", "peer_sdk:app"), ("fastmcp", "peer_fastmcp:app"), ("ours", "bench.app:app@/mcp")]
+# The TypeScript SDK v2 (Node, stateless), a command server of the rig; its packages live in a
+# bench-only folder (bench/ts_peer.sh installs them into .bench-ts), read by the rig as MCP_TS_DIR.
+TS_PEER = ("ts", "cmd:node servers/peer_ts.mjs {port} {path}@/mcp")
+TS_DIR = ROOT / ".bench-ts"
 TARGETS = (
     # (what, server, work, against, work against, at most)
-    ("CPU per echo call vs the official SDK", "ours", "echo", "sdk", "echo", 0.4),
+    ("CPU per echo call vs the official SDK", "ours", "echo", "sdk", "echo", 0.25),
     ("CPU per echo call vs the FastAPI route", "ours", "echo", "fastapi", "echo", 1.5),
-    ("CPU per two-round MRTR flow vs the official SDK", "ours", "mrtr", "sdk", "mrtr", 0.4),
+    ("CPU per two-round MRTR flow vs the official SDK", "ours", "mrtr", "sdk", "mrtr", 0.3),
+    ("CPU per two-round MRTR flow vs this project's echo call", "ours", "mrtr", "ours", "echo", 2.3),
     (
         "CPU per legacy-session echo call vs the official SDK's legacy session (SSE)",
         "ours",
@@ -184,6 +189,18 @@ def era_dispatch_lines(rows: list[Row]) -> list[str]:
     return out
 
 
+def ts_peer_ready() -> bool:
+    """Whether the TypeScript peer can run: its packages in MCP_TS_DIR (set here to .bench-ts if
+    bench/ts_peer.sh installed them there); without them its row is left out, with a note."""
+    if "MCP_TS_DIR" not in os.environ and (TS_DIR / "node_modules" / "@modelcontextprotocol" / "server").is_dir():
+        os.environ["MCP_TS_DIR"] = str(TS_DIR)  # the rig and its servers inherit it
+    folder = Path(os.environ.get("MCP_TS_DIR", "")) / "node_modules" / "@modelcontextprotocol" / "server"
+    if "MCP_TS_DIR" not in os.environ or not folder.is_dir():
+        print("bench: no TypeScript peer (run bench/ts_peer.sh, or set MCP_TS_DIR)", file=sys.stderr)
+        return False
+    return True
+
+
 # --- the command --------------------------------------------------------------------------------
 
 
@@ -195,12 +212,13 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3, help="rig passes over every server (medians are compared)")
     parser.add_argument("--flows", default="1000,10000,100000", help="memory checkpoints (cumulative flows)")
     parser.add_argument("--trials", type=int, default=3, help="fresh server processes per memory run")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, legacy, memory, tokens")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: rig, ts, legacy, memory, tokens")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     if not (RIG / "rig.py").exists():
         sys.exit(f"the shared rig is missing: expected {RIG}/rig.py beside the repository")
     python = str(Path(args.python).absolute())  # the rig starts servers from another directory
+    peers = PEERS + ([TS_PEER] if "ts" not in skip and ts_peer_ready() else [])
     today = datetime.date.today().isoformat()
     report = [
         f"### Run of {today}",
@@ -212,7 +230,7 @@ def main() -> None:
         for _ in range(args.passes):  # whole passes, so that slow spells of the machine hit every server
             if "rig" not in skip:
                 passes.append(run_rig(python, FLOORS, "echo", args.secs, args.conns))
-                passes.append(run_rig(python, PEERS, "echo,mrtr", args.secs, args.conns))
+                passes.append(run_rig(python, peers, "echo,mrtr", args.secs, args.conns))
             if "legacy" not in skip:
                 passes.append(legacy.run_legs(python, args.secs, args.conns))
         rows = combine(passes)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command: prepare what it needs, then run `python -m bench` (see docs/performance.md).
 #
-#   bench/run.sh [--secs 8] [--flows 1000,10000,100000] [--skip rig,legacy,memory,tokens]
+#   bench/run.sh [--secs 8] [--flows 1000,10000,100000] [--skip rig,ts,legacy,memory,tokens]
 #
 # Needs the shared rig beside the repository (../shared/bench) and, to install wrk, apt (as root
 # or with sudo). The venv .bench-venv gets the peers (mcp 2.3.0, FastMCP 4.1.6), uvicorn[standard],
@@ -34,6 +34,11 @@ import fastapi, uvicorn, uvloop, httptools, redis, fastapi_mrtr  # noqa: F401
 PY
   "$venv/bin/pip" install -q "mcp==2.3.0" "fastmcp==4.1.6" "uvicorn[standard]" fastapi redis
   "$venv/bin/pip" install -q -e "$root"
+fi
+
+# The TypeScript SDK peer, when Node is here: its packages in .bench-ts, never in a test folder.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  bash "$root/bench/ts_peer.sh" >/dev/null || echo "bench: the TypeScript peer could not be installed" >&2
 fi
 
 exec "$venv/bin/python" -m bench --python "$venv/bin/python" "$@"

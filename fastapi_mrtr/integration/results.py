@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from fastapi_mrtr.integration.route_request import CapturedResponse
 from fastapi_mrtr.integration.tools import ToolDefinition
+from fastapi_mrtr.wire.json_codec import decode_lenient
 from fastapi_mrtr.wire.protocol import CallToolResult, JSONObject, dump
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -55,7 +56,7 @@ def _json_result(body: bytes) -> JSONObject:
     text = body.decode("utf-8")
     result: JSONObject = {"resultType": "complete", "content": [{"type": "text", "text": text}], "isError": False}
     if body[:1] == b"{":
-        value = json.loads(body)
+        value = decode_lenient(body)
         if isinstance(value, dict):
             result["structuredContent"] = value
     return result
@@ -72,7 +73,7 @@ def _structured_result(tool: ToolDefinition, body: bytes, kind: str) -> JSONObje
         if not _is_json(kind):
             return _unstructured(tool, f"a {kind or 'untyped'} body where its outputSchema promises JSON")
         try:
-            value = json.loads(body)
+            value = decode_lenient(body)
         except ValueError:
             return _unstructured(tool, "a body that is not JSON where its outputSchema promises JSON")
         if tool.output == "wrapped":

@@ -122,6 +122,22 @@ def _decode_bytes(raw: bytes) -> Any:
         return _held_by_pydantic_core(_stdlib_decode(raw))
 
 
+def decode_lenient(raw: bytes) -> Any:
+    """``json.loads(raw)``, value for value and error for error, at pydantic-core's speed.
+
+    For a body the server did not write and does not forward as a message: a route's JSON answer,
+    read back into ``structuredContent``. The json module's reading is kept on purpose (NaN and
+    Infinity, any detectable encoding), so the result does not depend on the reader. pydantic-core
+    reads only what it reads the same way (a number too large for a double is infinity both ways);
+    what it refuses (a byte-order mark, UTF-16, lone surrogates, deep nesting) and every broken
+    text go to the json module, which gives its answer or its own error.
+    """
+    try:
+        return pydantic_core.from_json(raw, allow_inf_nan=True, cache_strings="keys")
+    except ValueError:
+        return json.loads(raw)
+
+
 _STDLIB_ASCII = json.JSONEncoder(separators=(",", ":"))  # escapes every non-ASCII character
 
 

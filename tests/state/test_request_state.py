@@ -29,7 +29,7 @@ from fastapi_mrtr.state import (
     arguments_digest,
 )
 from fastapi_mrtr.state import sealing as rs
-from fastapi_mrtr.state.b64url import B64URL_CHARS, b64url_encode
+from fastapi_mrtr.state.b64url import B64URL_CHARS, b64url_decode_strict, b64url_encode
 
 SECRET_OLD = "old-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
 SECRET_NEW = b"new-secret-0123456789-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -441,3 +441,32 @@ def test_golden_token_matches_the_documented_format() -> None:
     assert list(claims) == ["v", "jti", "fid", "r", "iat", "exp", "fexp", "m", "t", "a", "aud", "p", "d"]
     assert claims["d"] == fixture["inputs"]["data"]
     assert claims["p"] != fixture["inputs"]["binding"]["principal"] and len(claims["p"]) == 22
+
+
+def _reference_decode_strict(text: str) -> bytes | None:
+    """The strict decoder as first written (a regular expression, then the base64 module)."""
+    if not B64URL_CHARS.fullmatch(text) or len(text) % 4 == 1:
+        return None
+    spare = {2: 0b1111, 3: 0b11}.get(len(text) % 4)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    if spare is not None and alphabet.index(text[-1]) & spare:
+        return None
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(
+        st.binary(max_size=80).map(b64url_encode),
+        st.text(alphabet="AZaz09-_+/= \n\t.é\x00\u0660", max_size=40),
+        st.text(max_size=20),
+    )
+)
+def test_b64url_decode_strict_is_the_regular_expression_one(text: str) -> None:
+    assert b64url_decode_strict(text) == _reference_decode_strict(text)
+
+
+@given(st.binary(max_size=200))
+def test_b64url_encode_is_unpadded_urlsafe_base64(raw: bytes) -> None:
+    assert b64url_encode(raw) == base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    assert b64url_decode_strict(b64url_encode(raw)) == raw

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fastapi_mrtr.wire.json_codec import _may_overflow, _stdlib_decode, decode, decode_finite, encode
+from fastapi_mrtr.wire.json_codec import _may_overflow, _stdlib_decode, decode, decode_finite, decode_lenient, encode
 
 MESSAGE = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"note": "é ✓ 🎉"}}
 TEXT = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"note":"é ✓ 🎉"}}'
@@ -236,3 +236,35 @@ def test_finite_writing_spells_floats_as_plain_writing_does_when_the_words_are_i
     assert decode(encode(value, finite=True)) == value
     with pytest.raises(ValueError):
         encode({"Infinity": float("inf")}, finite=True)
+
+
+def lenient_matches_json_loads(raw: bytes) -> None:
+    """``decode_lenient`` gives ``json.loads``'s value (NaN included), or raises what it raises
+    (ValueError, or RecursionError for a text nested past the json module's stack)."""
+    try:
+        expected = json.loads(raw)
+    except (ValueError, RecursionError) as refusal:
+        with pytest.raises(type(refusal)):
+            decode_lenient(raw)
+        return
+    # Canonical text tells 1 from 1.0 and -0.0 from 0.0; NaN is spelled NaN on both sides.
+    assert json.dumps(decode_lenient(raw), sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+LENIENT_CASES = [
+    b'{"a": NaN}', b'{"a": Infinity}', b"[-Infinity]", b"1e400", b"-1E+309", b"1" * 400 + b".0",
+    b"1" * 1000, b"1" * 5000, b"\xef\xbb\xbf{}", '{"a":"é"}'.encode("utf-16"), b'"hello"', b"",
+    b'{"a":1} x', b"01", b'"\x01"',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", EDGE_CASES + LENIENT_CASES)
+def test_lenient_reading_is_the_json_modules(raw: bytes) -> None:
+    lenient_matches_json_loads(raw)
+
+
+@pytest.mark.slow  # a property over 400 examples
+@settings(max_examples=400)
+@given(st.lists(FRAGMENTS, max_size=12))
+def test_any_text_of_json_fragments_reads_leniently_as_json_loads_reads_it(fragments: list[str]) -> None:
+    lenient_matches_json_loads(_raw(fragments))
