@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import FastAPI, Security
 
 from fastapi_mrtr import MCP, Context, ServerOptions
-from fastapi_mrtr.auth import AccessToken, JwtVerifier, OAuthResourceServer
+from fastapi_mrtr.auth import AccessToken, OAuthResourceServer, TokenVerifier
 
 
 @dataclass
@@ -26,7 +26,7 @@ def build_shop(
     resource: str,
     allow_anonymous: bool = False,
     scope_hierarchy: Mapping[str, Iterable[str]] | None = None,
-    verifier: JwtVerifier | None = None,
+    verifier: TokenVerifier | None = None,
 ) -> Shop:
     app = FastAPI()
     auth = OAuthResourceServer(
