@@ -56,7 +56,9 @@ class OAuthResourceServer:
     defaults to a :class:`~fastapi_mrtr.auth.jwt_verifier.JwtVerifier` for the first
     authorization server. ``allow_anonymous`` lets requests without a token through to operations
     that declare no scopes (a token that is sent must still be valid). ``scope_hierarchy`` maps a
-    scope to the scopes it implies.
+    scope to the scopes it implies. ``playground_client_id``: a public client registered at the
+    authorization server for the playground page (redirect URI ``{resource}/playground``), as
+    FastAPI's ``swagger_ui_init_oauth`` client id; without it the page registers itself.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class OAuthResourceServer:
         allow_anonymous: bool = False,
         resource_name: str | None = None,
         serve_root_metadata: bool = True,
+        playground_client_id: str | None = None,
     ) -> None:
         if not authorization_servers:
             raise ValueError("OAuthResourceServer needs at least one authorization server (its issuer URL)")
@@ -83,6 +86,7 @@ class OAuthResourceServer:
         self.hierarchy = ScopeHierarchy(scope_hierarchy)
         self.allow_anonymous = allow_anonymous
         self.resource_name = resource_name
+        self.playground_client_id = playground_client_id
         self.metadata_url = metadata_url(self.resource)
         self._declared_scopes = list(scopes_supported) if scopes_supported is not None else None
         self._serve_root = serve_root_metadata

@@ -17,9 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script by webbrowser
 
-import httpx  # noqa: E402
+import httpx
 
-from tests.auth.signin import Browser, SignIn  # noqa: E402
+from tests.auth.signin import Browser, SignIn
 
 
 async def main(plan_file: Path, url: str) -> int:

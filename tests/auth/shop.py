@@ -27,6 +27,7 @@ def build_shop(
     allow_anonymous: bool = False,
     scope_hierarchy: Mapping[str, Iterable[str]] | None = None,
     verifier: TokenVerifier | None = None,
+    playground_client_id: str | None = None,
 ) -> Shop:
     app = FastAPI()
     auth = OAuthResourceServer(
@@ -36,6 +37,7 @@ def build_shop(
         allow_anonymous=allow_anonymous,
         scope_hierarchy=scope_hierarchy,
         resource_name="Test shop",
+        playground_client_id=playground_client_id,
     )
     mcp = MCP(app, options=ServerOptions(name="shop", version="1"), auth=auth)
     shop = Shop(app, auth)
