@@ -147,6 +147,7 @@ EXPECTED: dict[str, list[str]] = {
         "Discovery",
         "Grant",
         "InMemoryTokenStore",
+        "LoopbackSignIn",
         "OAuthAuthorizationError",
         "OAuthClientAuth",
         "OAuthClientInfo",
