@@ -74,7 +74,7 @@ def test_the_page_signs_in_calls_and_steps_up(protected: tuple[Shop, str], issue
 
     pg.choose("my_orders")
     pg.call()
-    page.wait_for_function("document.getElementById('auth-status').textContent.includes('sign-in needed')")
+    status.filter(has_text="sign-in needed").wait_for()  # no wait_for_function: the page's CSP forbids eval
     assert status.text_content() == "sign-in needed (scope orders:read)"
 
     sign_in.click()  # asks for orders:read, the scope of the challenge
@@ -90,7 +90,7 @@ def test_the_page_signs_in_calls_and_steps_up(protected: tuple[Shop, str], issue
     pg.choose("delete_book")
     page.get_by_label("Book Id").fill("9")
     pg.call()
-    page.wait_for_function("document.getElementById('auth-status').textContent.includes('more access')")
+    status.filter(has_text="more access").wait_for()
     assert status.text_content() == "more access needed (scope admin orders:write)"
     assert sign_in.text_content() == "Sign in again"
     pg.shot("step-up-needed")
