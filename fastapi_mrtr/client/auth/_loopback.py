@@ -89,6 +89,8 @@ class LoopbackSignIn:
                 tasks.start_soon(self._open, authorization_url)
             found = await self._callback()
             tasks.cancel_scope.cancel()  # a browser command still running is left to itself
+        if found is None:
+            raise OAuthAuthorizationError(f"no sign-in came back within {self._timeout:g} s")
         return found
 
     async def _open(self, authorization_url: str) -> None:
@@ -98,17 +100,16 @@ class LoopbackSignIn:
         if not opened:
             self._say("(no browser could be opened: open the URL above yourself)")
 
-    async def _callback(self) -> str:
-        try:
-            with anyio.fail_after(self._timeout):
-                while True:
-                    stream = await self._listener.accept()
-                    async with stream:
-                        found = await self._serve(stream)
-                    if found is not None:
-                        return found
-        except TimeoutError:
-            raise OAuthAuthorizationError(f"no sign-in came back within {self._timeout:g} s") from None
+    async def _callback(self) -> str | None:
+        """The redirect URL the browser brings back; None when none came within the timeout."""
+        with anyio.move_on_after(self._timeout):
+            while True:
+                stream = await self._listener.accept()
+                async with stream:
+                    found = await self._serve(stream)
+                if found is not None:
+                    return found
+        return None
 
     async def _serve(self, stream: SocketStream) -> str | None:
         """Answer one browser request; the redirect URL when it is the callback, else None."""
