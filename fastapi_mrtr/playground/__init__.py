@@ -9,6 +9,7 @@ these files. docs/playground.md says what it does; this module only serves it.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Protocol
@@ -35,7 +36,6 @@ OTHER_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-cache"),
 ]
-SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()), *OTHER_HEADERS]
 
 
 class SignInSource(Protocol):
@@ -49,15 +49,22 @@ class SignInSource(Protocol):
     def playground_client_id(self) -> str | None: ...
 
 
-def _origin(url: str) -> str:
+_HOST = re.compile(r"[A-Za-z0-9.\-]+(:[0-9]+)?|\[[0-9A-Fa-f:.]+\](:[0-9]+)?")
+
+
+def _origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL; None for anything a CSP source could not hold."""
     parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not _HOST.fullmatch(parts.netloc):
+        return None
     return f"{parts.scheme}://{parts.netloc}"
 
 
 def sign_in_csp(oauth: SignInSource) -> str:
     """The CSP with the origins the sign-in talks to (the resource metadata, the authorization servers)."""
-    origins = sorted({_origin(oauth.metadata_url), *(_origin(server) for server in oauth.authorization_servers)})
-    return CSP.replace("connect-src 'self'", "connect-src 'self' " + " ".join(origins))
+    found = {_origin(oauth.metadata_url), *(_origin(server) for server in oauth.authorization_servers)}
+    origins = sorted(origin for origin in found if origin is not None)
+    return CSP.replace("connect-src 'self'", " ".join(["connect-src 'self'", *origins]))
 
 
 def _static(name: str) -> bytes:
@@ -70,7 +77,7 @@ def page_size() -> int:
 
 
 class Playground:
-    """Answers ``GET``/``HEAD`` on ``{mount}/playground`` and its two assets; nothing else."""
+    """Answers ``GET``/``HEAD`` on ``{mount}/playground`` and its assets; nothing else."""
 
     def __init__(self, oauth: SignInSource | None = None) -> None:
         template = _static("index.html").decode("utf-8")
