@@ -11,12 +11,12 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response, Security
 
 from fastapi_mrtr import MCP, Context, InMemoryReplayStore, ReplayStore, ServerOptions
 from fastapi_mrtr.state import RedisRelay, RedisReplayStore
 
-from .auth import current_user, optional_user
+from .auth import OAUTH, current_user, optional_user
 from .db import get_db
 from .models import ID_MAX, Book, Comment, Confirm, NewOrder, Order, Rating, Receipt, Review, Shipping, User
 
@@ -47,6 +47,7 @@ mcp = MCP(
         # 2025-era sessions served by any replica: answers, resumed streams and DELETE go through Redis.
         relay=RedisRelay(os.environ["MRTR_REDIS_URL"]) if os.environ.get("MRTR_REDIS_URL") else None,
     ),
+    auth=OAUTH,  # OAuth mode (BOOKSHOP_OAUTH_ISSUER, BOOKSHOP_PUBLIC_URL): example_app/auth.py
 )
 
 
@@ -87,7 +88,10 @@ def get_book(book_id: BookId, db: Db) -> Book:
 @mcp.tool()
 @app.post("/orders", response_model=Receipt)
 async def place_order(
-    order: NewOrder, ctx: Context, db: Db, user: Annotated[User | None, Depends(optional_user)]
+    order: NewOrder,
+    ctx: Context,
+    db: Db,
+    user: Annotated[User | None, Security(optional_user, scopes=["orders:write"])],
 ) -> Receipt:
     """Order a book. Asks the user to confirm the price, then for the shipping speed."""
     book = _book(db.execute("SELECT * FROM books WHERE id = ?", (order.book_id,)).fetchone())
@@ -117,7 +121,9 @@ async def place_order(
 
 @mcp.tool()
 @app.delete("/books/{book_id}", response_model=Book)
-async def delete_book(book_id: BookId, ctx: Context, db: Db, user: Annotated[User, Depends(current_user)]) -> Book:
+async def delete_book(
+    book_id: BookId, ctx: Context, db: Db, user: Annotated[User, Security(current_user, scopes=["admin"])]
+) -> Book:
     """Remove a book from the catalogue (admins only). Asks for confirmation first."""
     if not user.is_admin:
         raise HTTPException(403, "Only admins may delete books")
@@ -150,7 +156,11 @@ def _deleted_by(db: sqlite3.Connection, key: str) -> Book | None:
 
 
 @mcp.tool()
-@app.post("/books/{book_id}/reviews", response_model=Review)
+@app.post(
+    "/books/{book_id}/reviews",
+    response_model=Review,
+    dependencies=[Security(optional_user, scopes=["orders:write"])],  # reviews are anonymous; writing needs the scope
+)
 async def review_book(book_id: BookId, ctx: Context, db: Db) -> Review:
     """Review a book: a rating, a comment when the rating is low, then a final confirmation."""
     book = _book(db.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone())
@@ -178,7 +188,7 @@ async def review_book(book_id: BookId, ctx: Context, db: Db) -> Review:
 
 @mcp.tool()
 @app.get("/me/orders", response_model=list[Order])
-def my_orders(db: Db, user: Annotated[User, Depends(current_user)]) -> list[Order]:
+def my_orders(db: Db, user: Annotated[User, Security(current_user, scopes=["orders:read"])]) -> list[Order]:
     """The signed-in customer's orders (needs Authorization: Bearer <token>)."""
     rows = db.execute("SELECT * FROM orders WHERE customer = ? ORDER BY id", (user.name,)).fetchall()
     return [Order(**dict(r)) for r in rows]

@@ -121,7 +121,7 @@ class MCP:
             self.add_stream("subscriptions/listen", self.subscriptions.listen)
         # The playground page (docs/playground.md): on by default wherever the app serves /docs.
         on = self.options.playground if self.options.playground is not None else app.docs_url is not None
-        self._playground = Playground() if on else None
+        self._playground = Playground(auth) if on else None  # with auth: its "Sign in"
         # An OAuth resource server (docs/oauth.md): its metadata routes, and a check before the endpoint.
         self._auth = auth
         self._guard = (

@@ -148,6 +148,7 @@ EXPECTED: dict[str, list[str]] = {
         "Discovery",
         "Grant",
         "InMemoryTokenStore",
+        "LoopbackSignIn",
         "OAuthAuthorizationError",
         "OAuthClientAuth",
         "OAuthClientInfo",

@@ -8,6 +8,7 @@ here (a 2025-era session's POSTs, GETs and DELETEs are requests to the same endp
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -32,7 +33,21 @@ if TYPE_CHECKING:
 logger = logging.getLogger("fastapi_mrtr")
 
 # Where the verified token is left for what runs below (scope["state"], as Starlette's request.state).
+# A tool call's request to its route copies the state, so ``auth.require`` finds it there.
 ACCESS_TOKEN_STATE = "fastapi_mrtr.access_token"
+
+
+@dataclass(frozen=True)
+class VerifiedBearer:
+    """The bearer string the guard verified, what it verified it as, and with which verifier.
+
+    ``auth.require`` uses ``access`` only for the same bearer string and the same verifier: a
+    route reached some other way (a REST call, another resource server's guard) verifies again.
+    """
+
+    token: str
+    access: AccessToken
+    verifier: TokenVerifier
 
 
 class ProtectedResource(Protocol):
@@ -99,7 +114,7 @@ class ResourceGuard:
         if server.hierarchy.missing(access.scopes, needed):
             await self._insufficient(send, needed, access, request_id)
             return
-        scope.setdefault("state", {})[ACCESS_TOKEN_STATE] = access
+        scope.setdefault("state", {})[ACCESS_TOKEN_STATE] = VerifiedBearer(token, access, server.verifier)
         scope["headers"].append((PRINCIPAL_HEADER.encode(), principal_of(access).encode()))
         await endpoint(scope, body.replay, send)
 

@@ -4,18 +4,20 @@ The resource server authenticates to the introspection endpoint as a client of i
 (``client_id``/``client_secret``, HTTP Basic). A token passes when the answer says ``active``,
 names the configured issuer (when it names one), has not expired, and names this resource in
 ``aud`` (RFC 8707; on by default, as for JWTs: an authorization server that leaves ``aud`` out
-of its answers needs ``require_audience=False``).
+of its answers needs ``require_audience=False``). Accepted answers are kept for ``cache_ttl``
+seconds (30; 0: none), at most ``cache_size`` of them (:mod:`~fastapi_mrtr.auth.introspection_cache`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
 
 from fastapi_mrtr.auth.discovery import find_endpoint
+from fastapi_mrtr.auth.introspection_cache import IntrospectionCache
 from fastapi_mrtr.auth.tokens import AccessToken, InvalidTokenError, scopes_of
 
 
@@ -32,6 +34,9 @@ class IntrospectionVerifier:
         introspection_endpoint: str | None = None,
         require_audience: bool = True,
         http: httpx.AsyncClient | None = None,
+        cache_ttl: float = 30.0,
+        cache_size: int = 1024,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.issuer = issuer
         self.audience = [audience] if isinstance(audience, str) else list(audience)
@@ -41,6 +46,8 @@ class IntrospectionVerifier:
         self._credentials = (client_id, client_secret)
         self._endpoint = introspection_endpoint
         self._http = http or httpx.AsyncClient(timeout=10.0, follow_redirects=False)
+        self._clock = clock
+        self.cache = IntrospectionCache(cache_ttl, cache_size, clock)
 
     async def _find_endpoint(self) -> str:
         if self._endpoint is None:
@@ -49,6 +56,14 @@ class IntrospectionVerifier:
         return self._endpoint
 
     async def verify(self, token: str) -> AccessToken:
+        cached = self.cache.get(token)
+        if cached is not None:
+            return cached
+        access = await self._introspect(token)
+        self.cache.put(token, access)
+        return access
+
+    async def _introspect(self, token: str) -> AccessToken:
         endpoint = await self._find_endpoint()
         try:
             response = await self._http.post(
@@ -74,7 +89,7 @@ class IntrospectionVerifier:
         if issuer is not None and issuer != self.issuer:
             raise InvalidTokenError("the token was issued by another issuer")
         expires = answer.get("exp")
-        if isinstance(expires, (int, float)) and expires <= time.time():
+        if isinstance(expires, (int, float)) and expires <= self._clock():
             raise InvalidTokenError("the token has expired")
         audience = answer.get("aud")
         named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []

@@ -15,6 +15,7 @@ ones the endpoint asks for; ``auth.require`` checks the same token on REST calls
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,7 +26,7 @@ from starlette.responses import JSONResponse
 
 from fastapi_mrtr.auth.bearer import bearer_token
 from fastapi_mrtr.auth.challenges import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
-from fastapi_mrtr.auth.guard import ResourceGuard
+from fastapi_mrtr.auth.guard import ACCESS_TOKEN_STATE, ResourceGuard, VerifiedBearer
 from fastapi_mrtr.auth.metadata import (
     WELL_KNOWN,
     canonical_resource,
@@ -55,7 +56,9 @@ class OAuthResourceServer:
     defaults to a :class:`~fastapi_mrtr.auth.jwt_verifier.JwtVerifier` for the first
     authorization server. ``allow_anonymous`` lets requests without a token through to operations
     that declare no scopes (a token that is sent must still be valid). ``scope_hierarchy`` maps a
-    scope to the scopes it implies.
+    scope to the scopes it implies. ``playground_client_id``: a public client registered at the
+    authorization server for the playground page (redirect URI ``{resource}/playground``), as
+    FastAPI's ``swagger_ui_init_oauth`` client id; without it the page registers itself.
     """
 
     def __init__(
@@ -69,6 +72,7 @@ class OAuthResourceServer:
         allow_anonymous: bool = False,
         resource_name: str | None = None,
         serve_root_metadata: bool = True,
+        playground_client_id: str | None = None,
     ) -> None:
         if not authorization_servers:
             raise ValueError("OAuthResourceServer needs at least one authorization server (its issuer URL)")
@@ -82,6 +86,7 @@ class OAuthResourceServer:
         self.hierarchy = ScopeHierarchy(scope_hierarchy)
         self.allow_anonymous = allow_anonymous
         self.resource_name = resource_name
+        self.playground_client_id = playground_client_id
         self.metadata_url = metadata_url(self.resource)
         self._declared_scopes = list(scopes_supported) if scopes_supported is not None else None
         self._serve_root = serve_root_metadata
@@ -150,14 +155,30 @@ class OAuthResourceServer:
         """A FastAPI dependency: the verified token, with the scopes of ``Security(..., scopes=[...])``.
 
         On a REST call it answers the same challenges as the MCP endpoint (as ``HTTPException``).
+        On a tool call the endpoint's guard has verified this very token already: its result is
+        reused (one verification per request, one introspection call for an opaque token).
         """
         needed = frozenset(security_scopes.scopes)
         token = bearer_token({k.lower(): v for k, v in request.headers.items()})
         if token is None:
             challenge = bearer_challenge(self.metadata_url, needed)
             raise HTTPException(401, "Not authenticated", headers={"WWW-Authenticate": challenge})
+        access = self._verified_by_guard(request, token) or await self._verify(token, needed)
+        if self.hierarchy.missing(access.scopes, needed):
+            challenge = bearer_challenge(self.metadata_url, needed, INSUFFICIENT_SCOPE)
+            raise HTTPException(403, "Insufficient scope", headers={"WWW-Authenticate": challenge})
+        return access
+
+    def _verified_by_guard(self, request: Request, token: str) -> AccessToken | None:
+        state = request.scope.get("state") or {}
+        verified = state.get(ACCESS_TOKEN_STATE)
+        if not isinstance(verified, VerifiedBearer) or verified.verifier is not self.verifier:
+            return None
+        return verified.access if hmac.compare_digest(verified.token.encode(), token.encode()) else None
+
+    async def _verify(self, token: str, needed: frozenset[str]) -> AccessToken:
         try:
-            access = await self.verifier.verify(token)
+            return await self.verifier.verify(token)
         except InvalidTokenError as refused:
             challenge = bearer_challenge(self.metadata_url, needed, INVALID_TOKEN, refused.description)
             raise HTTPException(401, refused.description, headers={"WWW-Authenticate": challenge}) from None
@@ -167,7 +188,3 @@ class OAuthResourceServer:
             raise HTTPException(
                 401, "the token could not be verified", headers={"WWW-Authenticate": challenge}
             ) from None
-        if self.hierarchy.missing(access.scopes, needed):
-            challenge = bearer_challenge(self.metadata_url, needed, INSUFFICIENT_SCOPE)
-            raise HTTPException(403, "Insufficient scope", headers={"WWW-Authenticate": challenge})
-        return access

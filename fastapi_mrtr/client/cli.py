@@ -31,6 +31,7 @@ from fastapi_mrtr.client._cli_commands import PreparedCommand, commands_help, ex
 from fastapi_mrtr.client._cli_commands import parse_arguments as parse_arguments
 from fastapi_mrtr.client._cli_output import json_document, log_line
 from fastapi_mrtr.client._cli_output import render_result as render_result
+from fastapi_mrtr.client._cli_sign_in import add_sign_in_options, signing_in
 from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClientError
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="print the result even if its structuredContent breaks the tool's outputSchema",
     )
+    add_sign_in_options(parser)
     return parser
 
 
@@ -166,14 +168,18 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
 
     options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds), mode=args.era)
     headers = parse_headers(args.header)
-    async with MrtrClient(
-        args.url,
-        options=options,
-        headers=headers,
-        on_progress=on_progress,
-        on_notification=on_notification,
-        validate_structured_content=args.validate,
-    ) as client:
+    async with (
+        signing_in(args, headers, terminal.say) as auth,  # on a 401/403: sign in (_cli_sign_in)
+        MrtrClient(
+            args.url,
+            options=options,
+            headers=headers,
+            auth=auth,
+            on_progress=on_progress,
+            on_notification=on_notification,
+            validate_structured_content=args.validate,
+        ) as client,
+    ):
         # One terminal holds one conversation: every handler that asks the person is interactive,
         # so they take turns in the order the server listed the requests.
         client.set_elicitation_handler(TerminalElicitor(terminal.ask, terminal.say), interactive=True)

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import FastAPI, Security
 
 from fastapi_mrtr import MCP, Context, ServerOptions
-from fastapi_mrtr.auth import AccessToken, JwtVerifier, OAuthResourceServer
+from fastapi_mrtr.auth import AccessToken, OAuthResourceServer, TokenVerifier
 
 
 @dataclass
@@ -26,7 +26,8 @@ def build_shop(
     resource: str,
     allow_anonymous: bool = False,
     scope_hierarchy: Mapping[str, Iterable[str]] | None = None,
-    verifier: JwtVerifier | None = None,
+    verifier: TokenVerifier | None = None,
+    playground_client_id: str | None = None,
 ) -> Shop:
     app = FastAPI()
     auth = OAuthResourceServer(
@@ -36,6 +37,7 @@ def build_shop(
         allow_anonymous=allow_anonymous,
         scope_hierarchy=scope_hierarchy,
         resource_name="Test shop",
+        playground_client_id=playground_client_id,
     )
     mcp = MCP(app, options=ServerOptions(name="shop", version="1"), auth=auth)
     shop = Shop(app, auth)

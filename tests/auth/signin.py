@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
 
@@ -59,6 +59,12 @@ class Browser:
                 target = urljoin(str(response.url), html.unescape(action.group(1)))
                 response = await browser.post(target, data=form)
         raise AssertionError("the authorization did not come back to the client")
+
+    async def redirect(self, authorization_url: str) -> str:
+        """Sign in, and return where the provider sent the browser back (an authorization handler of
+        this project's client)."""
+        await self.open(authorization_url)
+        return f"{self.redirect_uri}?{urlencode(self.codes[-1])}"
 
     async def callback(self) -> tuple[str, str | None, str | None]:
         code = self.codes[-1]

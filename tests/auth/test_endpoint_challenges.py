@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fastapi_mrtr.auth import AccessToken, JwtVerifier
 from tests.auth.issuer import Issuer, rsa_key, running_issuer
 from tests.auth.shop import Shop, build_shop
 from tests.legacy.peer import LegacyPeer
@@ -316,3 +317,36 @@ async def test_a_2025_era_session_gets_the_same_challenges(
     response = await peer.request("tools/call", {"name": "my_orders", "arguments": {}})
     assert response.status_code == 200
     assert app.reached == ["my_orders"]
+
+
+class CountingVerifier:
+    """The issuer's JWT verifier, counting the tokens it is asked to check."""
+
+    def __init__(self, issuer: Issuer) -> None:
+        self.inner = JwtVerifier(issuer=issuer.url, audience=RESOURCE)
+        self.verified: list[str] = []
+
+    async def verify(self, token: str) -> AccessToken:
+        self.verified.append(token)
+        return await self.inner.verify(token)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_tool_call_verifies_its_token_once_and_the_route_sees_the_verified_claims(
+    http: httpx.AsyncClient, issuer: Issuer
+) -> None:
+    verifier = CountingVerifier(issuer)
+    for app, base in served(issuer, verifier=verifier):
+        token = issuer.mint(KEY, audience=RESOURCE, scope="admin orders:write", subject="carol")
+        response = await call(http, base, "delete_book", token, {"book_id": 4})
+        assert response.status_code == 200, response.text
+        assert response.json()["result"]["structuredContent"] == {"deleted": 4, "by": "carol"}
+        # The guard verified it; both Security(auth.require) dependencies of the route reused that.
+        assert verifier.verified == [token]
+        # A REST call of the same route has no guard in front: the dependency verifies it itself.
+        rest = await http.delete(f"{base}/books/5", headers=bearer(token))
+        assert rest.status_code == 200, rest.text
+        assert verifier.verified == [token, token]
+        assert app.reached == ["delete_book", "delete_book"]

@@ -84,3 +84,53 @@ async def test_wrong_resource_server_credentials_refuse_the_token_not_crash(issu
     issuer.introspection = answer(issuer)
     with pytest.raises(InvalidTokenError, match="HTTP 401"):
         await make(client_secret="wrong").verify("opaque-1")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_accepted_answers_are_kept_for_the_ttl_then_asked_again(issuer: Issuer, make: Make) -> None:
+    clock = Clock()
+    issuer.introspection = answer(issuer, exp=int(clock.now) + 300)
+    verifier = make(cache_ttl=20, clock=clock)
+    first = await verifier.verify("opaque-1")
+    clock.now += 19
+    assert await verifier.verify("opaque-1") == first
+    assert [token for token, _ in issuer.introspected] == ["opaque-1"]  # the second came from the cache
+    clock.now += 2  # past the ttl: asked again, and a revoked token is now refused
+    issuer.introspection = answer(issuer, active=False)
+    with pytest.raises(InvalidTokenError, match="not active"):
+        await verifier.verify("opaque-1")
+    with pytest.raises(InvalidTokenError, match="not active"):  # refusals are never kept
+        await verifier.verify("opaque-1")
+    assert [token for token, _ in issuer.introspected] == ["opaque-1"] * 3
+
+
+async def test_an_entry_never_outlives_its_token(issuer: Issuer, make: Make) -> None:
+    clock = Clock()
+    issuer.introspection = answer(issuer, exp=int(clock.now) + 5)
+    verifier = make(cache_ttl=60, clock=clock)
+    await verifier.verify("opaque-1")
+    clock.now += 6
+    with pytest.raises(InvalidTokenError, match="expired"):  # asked again: the answer says expired
+        await verifier.verify("opaque-1")
+    assert len(issuer.introspected) == 2
+
+
+async def test_the_cache_is_bounded_and_can_be_turned_off(issuer: Issuer, make: Make) -> None:
+    issuer.introspection = answer(issuer)
+    bounded = make(cache_size=2)
+    for token in ("a", "b", "c", "a"):  # "a" went first when "c" came in
+        await bounded.verify(token)
+    assert len(bounded.cache) == 2
+    assert [token for token, _ in issuer.introspected] == ["a", "b", "c", "a"]
+    issuer.introspected.clear()
+    off = make(cache_ttl=0)
+    await off.verify("x")
+    await off.verify("x")
+    assert len(issuer.introspected) == 2 and len(off.cache) == 0

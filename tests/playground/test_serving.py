@@ -59,15 +59,16 @@ def test_on_where_the_app_has_docs_unless_switched(docs_url: str | None, switch:
 
 def test_self_contained_and_small() -> None:
     files = {path.name: path.read_text(encoding="utf-8") for path in STATIC.iterdir()}
-    assert set(files) == {"index.html", "playground.css", "playground.js"}
+    assert set(files) == {"index.html", "playground.css", "playground.js", "signin.js"}
     for name, text in files.items():
         assert not re.search(r"(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}", text, re.IGNORECASE), name  # no CDN, no host
     assert "@import" not in files["playground.css"] and "url(" not in files["playground.css"]
     assert page_size() == sum(len(path.read_bytes()) for path in STATIC.iterdir()) < 80_000
 
 
-def test_the_script_never_writes_markup() -> None:
-    script = (STATIC / "playground.js").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", ["playground.js", "signin.js"])
+def test_the_script_never_writes_markup(name: str) -> None:
+    script = (STATIC / name).read_text(encoding="utf-8")
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("//"))
     for sink in (
         "innerHTML",

@@ -32,6 +32,7 @@ from fastapi_mrtr.client.auth._errors import (
 )
 from fastapi_mrtr.client.auth._flow import AssertionProvider, Grant
 from fastapi_mrtr.client.auth._httpx_auth import OAuthClientAuth
+from fastapi_mrtr.client.auth._loopback import LoopbackSignIn
 from fastapi_mrtr.client.auth._models import (
     AuthorizationServerMetadata,
     ClientMetadata,
@@ -51,6 +52,7 @@ __all__ = [
     "Discovery",
     "Grant",
     "InMemoryTokenStore",
+    "LoopbackSignIn",
     "OAuthAuthorizationError",
     "OAuthClientAuth",
     "OAuthClientInfo",

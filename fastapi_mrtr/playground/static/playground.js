@@ -133,6 +133,7 @@
     try {
       const response = await fetch(ENDPOINT, { method: "POST", headers, body, cache: "no-store", credentials: "same-origin" });
       exchange.status = response.status;
+      if (response.status === 401 || response.status === 403) offerSignIn(response.status, response.headers.get("www-authenticate"));
       if ((response.headers.get("content-type") || "").includes("text/event-stream")) {
         exchange.sse = true;
         await readStream(response, exchange, onNotify);
@@ -952,11 +953,48 @@
       $("auth-value").value = "";
       authorization = "";
       $("auth-status").textContent = "not sent";
+      if (signIn) signIn.signOut();
     });
+    if (signIn) {
+      $("auth-signin").hidden = false;
+      $("auth-signin").addEventListener("click", () => {
+        $("auth-status").textContent = "signing in...";
+        signIn.begin(challenged).catch((error) => {
+          $("auth-status").textContent = `sign-in failed: ${error && error.message ? error.message : error}`;
+        });
+      });
+    }
+  }
+
+  // --- signing in (signin.js; only when the endpoint is an OAuth resource server) ---------------
+
+  const signIn = window.mrtrSignIn || null;
+  let challenged = []; // the scopes the last 401/403 challenge named: the next sign-in asks for them
+
+  function offerSignIn(status, header) {
+    if (!signIn) return;
+    challenged = signIn.challengedScopes(header);
+    const scopes = challenged.length ? ` (scope ${challenged.join(" ")})` : "";
+    $("auth-status").textContent = status === 401 ? `sign-in needed${scopes}` : `more access needed${scopes}`;
+    $("auth-signin").textContent = status === 401 ? "Sign in" : "Sign in again";
+  }
+
+  async function resumeSignIn() {
+    if (!signIn) return;
+    try {
+      const header = await signIn.complete();
+      if (!header) return;
+      authorization = header;
+      $("auth-status").textContent = `signed in (scope ${signIn.scope() || "none"})`;
+      $("auth-signin").textContent = "Sign in again";
+    } catch (error) {
+      $("auth-status").textContent = `sign-in failed: ${error && error.message ? error.message : error}`;
+    }
   }
 
   async function start() {
     wire();
+    await resumeSignIn();
     const exchange = await post("server/discover", {});
     if (exchange.failure || exchange.answer.error) {
       $("list-status").textContent = `server/discover failed: ${exchange.failure || exchange.answer.error.message}`;
