@@ -11,6 +11,9 @@ This module is for the author of an app, and holds what such an app touches:
   returns (``ElicitResult``) and what strict replay raises (``ReplayDivergedError``);
 * declaring tools, prompts, resources and completions: ``ToolAnnotations``, ``Completion``,
   ``ResourceNotFoundError``;
+* tasks (SEP-2663, docs/tasks.md): ``TaskConfig`` (``@mcp.tool(task=...)``) and ``JsonRpcError``,
+  which a tool raises to answer a JSON-RPC error (a task then ends ``failed``); the task stores are
+  in ``fastapi_mrtr.tasks``;
 * what a handler may return beyond plain values: a ``CallToolResult`` and the five content blocks
   its ``content`` holds (``TextContent``, ``ImageContent``, ``AudioContent``, ``ResourceLink``,
   ``EmbeddedResource``), the two resource contents an embedded resource or a resource function
@@ -25,6 +28,7 @@ the client is ``fastapi_mrtr.client``. Every other module is private.
 from fastapi_mrtr.app import MCP
 from fastapi_mrtr.engine.context import ReplayDivergedError, ToolContext
 from fastapi_mrtr.engine.options import InputRequiredConfig, ServerOptions
+from fastapi_mrtr.engine.task_config import TaskConfig
 from fastapi_mrtr.features.completions import Completion
 from fastapi_mrtr.features.resources import ResourceNotFoundError
 from fastapi_mrtr.integration.dependency import Context, get_context
@@ -42,6 +46,7 @@ from fastapi_mrtr.wire import (
     TextResourceContents,
     ToolAnnotations,
 )
+from fastapi_mrtr.wire.errors import JsonRpcError
 
 __version__ = "0.1.0"
 
@@ -57,12 +62,14 @@ __all__ = [
     "ImageContent",
     "InMemoryReplayStore",
     "InputRequiredConfig",
+    "JsonRpcError",
     "PromptMessage",
     "ReplayDivergedError",
     "ReplayStore",
     "ResourceLink",
     "ResourceNotFoundError",
     "ServerOptions",
+    "TaskConfig",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",

@@ -6,6 +6,7 @@ run the task's next leg lives in the record, so a store that keeps JSON (Redis) 
 ``principal``     whom the task belongs to (``ServerOptions.principal_resolver``); another caller's
                   id answers exactly like an unknown one
 ``tool``, ``arguments``     what a leg replays
+``client_capabilities``   what the ``tools/call`` declared; a later leg adds what ``tasks/update`` declares
 ``flow_id``       the flow id every leg runs with, so ``ctx.idempotency_key(step)`` is the same on
                   every leg
 ``answers``       engine key -> ``{"q": digest, "r": answer}``: the ledger of answers so far
@@ -59,6 +60,7 @@ class TaskRecord:
     ttl_ms: int | None = None
     poll_interval_ms: int | None = None
     flow_id: str | None = None
+    client_capabilities: JSONObject = field(default_factory=dict)  # declared on the tools/call, for later legs
     answers: dict[str, JSONObject] = field(default_factory=dict)
     once: JSONObject = field(default_factory=dict)
     outstanding: dict[str, JSONObject] = field(default_factory=dict)
