@@ -77,7 +77,8 @@ class TaskToolCalls:
         job = asyncio.create_task(self._tools.run_tool(tool, rpc.scope, arguments, record))
         promoted = False
         try:
-            await asyncio.wait({job}, timeout=config.promote_after)
+            if config.promote_after > 0:  # 0: a task at once, before the handler runs a line
+                await asyncio.wait({job}, timeout=config.promote_after)
             if job.done():
                 return round_.outcome(job.result())
             result = await self._promote(rpc, tool, config, arguments, (job, record), notifier)
