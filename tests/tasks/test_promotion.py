@@ -86,7 +86,9 @@ async def test_mrtr_before_the_task_then_the_task(peer: TaskPeer) -> None:
     assert first["resultType"] == "input_required" and "taskId" not in first
     assert list(first["inputRequests"]) == ["name"]
     created = (
-        await peer.call("ask_first", inputResponses={"name": accept({"name": "Ada"})}, requestState=first["requestState"])
+        await peer.call(
+            "ask_first", inputResponses={"name": accept({"name": "Ada"})}, requestState=first["requestState"]
+        )
     )["result"]
     check_task_shape(created, "task")
     done = await peer.wait_for(created["taskId"], "completed")
