@@ -51,3 +51,19 @@ async def test_terminal_tasks_are_kept(peer: TaskPeer) -> None:
     await peer.wait_for(created["taskId"], "completed")
     await asyncio.sleep(0.6)
     assert (await peer.get(created["taskId"]))["result"]["status"] == "completed"
+
+
+async def test_a_shutdown_gives_the_lease_back_instead_of_cancelling(peer: TaskPeer, served: Served) -> None:
+    """With a shared store another replica may take the task over: it stays working, lease free."""
+    created = (await peer.call("slow", {"seconds": 60}))["result"]
+    task_id = created["taskId"]
+    stored = await served.mcp.task_store.get(task_id)
+    assert stored is not None and stored.lease_owner is not None and stored.lease_expires_at is not None
+    legs = served.mcp._task_legs
+    assert legs is not None
+    future = asyncio.run_coroutine_threadsafe(legs.aclose(), served.mcp._loop)  # type: ignore[arg-type]
+    await asyncio.wrap_future(future)
+    released = (await peer.get(task_id))["result"]
+    assert released["status"] == "working"
+    stored = await served.mcp.task_store.get(task_id)
+    assert stored is not None and stored.lease_owner is None
