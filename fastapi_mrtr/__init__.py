@@ -11,6 +11,9 @@ This module is for the author of an app, and holds what such an app touches:
   returns (``ElicitResult``) and what strict replay raises (``ReplayDivergedError``);
 * declaring tools, prompts, resources and completions: ``ToolAnnotations``, ``Completion``,
   ``ResourceNotFoundError``;
+* tasks (SEP-2663, docs/tasks.md): ``JsonRpcError``, which a tool raises to answer a JSON-RPC
+  error (a task then ends ``failed``); ``@mcp.tool(task="optional")`` needs no import, and the
+  finer ``TaskConfig`` and the task stores are in ``fastapi_mrtr.tasks``;
 * what a handler may return beyond plain values: a ``CallToolResult`` and the five content blocks
   its ``content`` holds (``TextContent``, ``ImageContent``, ``AudioContent``, ``ResourceLink``,
   ``EmbeddedResource``), the two resource contents an embedded resource or a resource function
@@ -43,6 +46,7 @@ from fastapi_mrtr.wire import (
     TextResourceContents,
     ToolAnnotations,
 )
+from fastapi_mrtr.wire.errors import JsonRpcError
 
 __version__ = "0.1.0"
 
@@ -58,6 +62,7 @@ __all__ = [
     "ImageContent",
     "InMemoryReplayStore",
     "InputRequiredConfig",
+    "JsonRpcError",
     "PromptMessage",
     "ReplayDivergedError",
     "ReplayStore",

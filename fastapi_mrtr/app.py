@@ -32,6 +32,7 @@ from fastapi_mrtr.auth.resource_server import OAuthResourceServer
 from fastapi_mrtr.engine.flow import StateGuard, key_ring
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.static_questions import check_static_questions
+from fastapi_mrtr.engine.task_config import TaskConfig, TaskMode, task_config
 from fastapi_mrtr.features.completions import CompletionRegistry
 from fastapi_mrtr.features.prompts import PromptMethods, PromptRegistry
 from fastapi_mrtr.features.resources import ResourceMethods, ResourceRegistry
@@ -48,9 +49,15 @@ from fastapi_mrtr.integration.tool_methods import ToolMethods, ToolRegistry
 from fastapi_mrtr.integration.tools import ToolSpec, validate_tool_name
 from fastapi_mrtr.integration.workers import several_processes_hint
 from fastapi_mrtr.playground import Playground
+from fastapi_mrtr.tasks.legs import TaskLegs
+from fastapi_mrtr.tasks.memory_store import InMemoryTaskStore
+from fastapi_mrtr.tasks.methods import TaskMethods
+from fastapi_mrtr.tasks.store import TaskStore
+from fastapi_mrtr.tasks.tool_calls import TaskToolCalls
 from fastapi_mrtr.transport.endpoint import Handler, RpcEndpoint, StreamHandler
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.protocol import PROTOCOL_VERSION, JSONObject, ToolAnnotations
+from fastapi_mrtr.wire.tasks import TASKS_CANCEL, TASKS_EXTENSION, TASKS_GET, TASKS_UPDATE
 
 if TYPE_CHECKING:
     from fastapi_mrtr.state.redis_relay import RedisRelay
@@ -78,7 +85,12 @@ class MCP:
     """An MCP endpoint (2026-07-28, stateless Streamable HTTP) serving a FastAPI app's routes."""
 
     def __init__(
-        self, app: FastAPI, *, options: ServerOptions | None = None, auth: OAuthResourceServer | None = None
+        self,
+        app: FastAPI,
+        *,
+        options: ServerOptions | None = None,
+        auth: OAuthResourceServer | None = None,
+        task_store: TaskStore | None = None,
     ) -> None:
         self.app = app
         self.options = _options_with_env_key(options or ServerOptions())
@@ -97,6 +109,9 @@ class MCP:
             "tools/call": self._tools.call_tool,
         }
         self._streams: dict[str, StreamHandler] = {}
+        # Tasks (docs/tasks.md): served once a tool is declared with task=...; the store is kept here.
+        self.task_store: TaskStore = task_store if task_store is not None else InMemoryTaskStore()
+        self._task_legs: TaskLegs | None = None
         self._capabilities: JSONObject = {"tools": self._list_changed({})}
         self._mount_path: str | None = None
         if self.options.relay is not None:
@@ -141,6 +156,7 @@ class MCP:
         description: str | None = None,
         annotations: ToolAnnotations | Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        task: TaskMode | TaskConfig | None = None,
     ) -> Callable[[F], F]:
         """Expose a FastAPI path function as an MCP tool. Put it above ``@app.get(...)`` & co.
 
@@ -149,7 +165,12 @@ class MCP:
         destructive); the ones given here override them. ``input_schema`` replaces the generated
         input schema in ``tools/list`` (for JSON Schema keywords Pydantic cannot express); the
         arguments still reach the route by name and FastAPI still validates them.
+
+        ``task`` (``"optional"``, ``"required"`` or a ``TaskConfig``) lets a call that outlives its
+        promotion deadline become a task (SEP-2663) for a client that declared the extension; see
+        docs/tasks.md.
         """
+        config = task_config(task)
         if annotations is not None and not isinstance(annotations, ToolAnnotations):
             annotations = ToolAnnotations.model_validate(dict(annotations))
 
@@ -162,12 +183,28 @@ class MCP:
                 description=description,
                 annotations=annotations,
                 input_schema=dict(input_schema) if input_schema is not None else None,
+                task=config,
             )
             self.registry.add(spec)
+            if config is not None:
+                self._serve_tasks()
             self.notify_tools_changed()
             return endpoint
 
         return register
+
+    def _serve_tasks(self) -> None:
+        """Serve the tasks extension (once): tools/call that may promote, tasks/*, the capability."""
+        if self._task_legs is not None:
+            return
+        self._task_legs = TaskLegs(self.task_store)
+        calls = TaskToolCalls(self._tools, self._task_legs, self.options)
+        methods = TaskMethods(self._tools, self._task_legs, self.options)
+        self._methods["tools/call"] = calls.call_tool
+        self.add_method(TASKS_GET, methods.get)
+        self.add_method(TASKS_UPDATE, methods.update)
+        self.add_method(TASKS_CANCEL, methods.cancel)
+        self._capabilities.setdefault("extensions", {})[TASKS_EXTENSION] = {}
 
     def prompt(
         self, name: str | None = None, *, title: str | None = None, description: str | None = None
@@ -341,6 +378,8 @@ class MCP:
         """End this process's 2025-era calls and close the relay (the app's shutdown calls this)."""
         if self._endpoint.legacy is not None:
             await self._endpoint.legacy.aclose()
+        if self._task_legs is not None:
+            await self._task_legs.aclose()
         if self._auth is not None:
             await self._auth.aclose()
         if self.options.relay is not None:

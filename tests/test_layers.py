@@ -22,6 +22,7 @@ LAYERS = [
     ("transport", ("fastapi_mrtr.transport",)),
     ("integration", ("fastapi_mrtr.integration",)),
     ("features", ("fastapi_mrtr.features",)),
+    ("tasks", ("fastapi_mrtr.tasks",)),  # SEP-2663 tasks: a tools/call that outlives its request
     ("playground", ("fastapi_mrtr.playground",)),
     ("auth", ("fastapi_mrtr.auth",)),  # the endpoint as an OAuth resource server: above the routes it reads
     ("app", ("fastapi_mrtr.app",)),

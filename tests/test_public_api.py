@@ -1,8 +1,9 @@
 """The public API, pinned: each public module's ``__all__`` exactly, and the docs use nothing else.
 
-Seven modules are public, one per audience: ``fastapi_mrtr`` (an app's author), ``fastapi_mrtr.auth``
+Eight modules are public, one per audience: ``fastapi_mrtr`` (an app's author), ``fastapi_mrtr.auth``
 (the endpoint as an OAuth resource server), ``fastapi_mrtr.wire``
 (the wire vocabulary and MRTR helpers), ``fastapi_mrtr.state`` (sealing and replay stores),
+``fastapi_mrtr.tasks`` (task stores, for one process or a store of your own),
 ``fastapi_mrtr.stdio`` (serving over stdin/stdout), ``fastapi_mrtr.client`` and
 ``fastapi_mrtr.client.auth``. Every other module is private: tests may
 import it, the README, docs/ and the example app may not. Changing a list below is changing the
@@ -34,6 +35,7 @@ EXPECTED: dict[str, list[str]] = {
         "ImageContent",
         "InMemoryReplayStore",
         "InputRequiredConfig",
+        "JsonRpcError",
         "PromptMessage",
         "ReplayDivergedError",
         "ReplayStore",
@@ -105,6 +107,7 @@ EXPECTED: dict[str, list[str]] = {
         "StateKeyRing",
         "arguments_digest",
     ],
+    "fastapi_mrtr.tasks": ["InMemoryTaskStore", "TaskConfig", "TaskRecord", "TaskStore"],
     "fastapi_mrtr.stdio": ["AUTHORIZATION_ENV", "serve_stdio", "serve_stdio_async"],
     "fastapi_mrtr.client": [
         "ClientOptions",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from starlette.types import Scope
 
 from fastapi_mrtr.engine.call import CallRecord, find_exception
 from fastapi_mrtr.engine.context import ReplayDivergedError
@@ -21,7 +22,7 @@ from fastapi_mrtr.integration.results import error_result, tool_result
 from fastapi_mrtr.integration.tool_call import ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition, ToolSpec, build_tool
 from fastapi_mrtr.transport.request import RpcRequest
-from fastapi_mrtr.wire.errors import INVALID_PARAMS, ServerError
+from fastapi_mrtr.wire.errors import INVALID_PARAMS, JsonRpcError, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject
 
 logger = logging.getLogger("fastapi_mrtr")
@@ -90,11 +91,28 @@ class ToolMethods:
         self._options = options
         self._runner = runner  # how each call runs its tool's route
 
+    @property
+    def state_guard(self) -> StateGuard:
+        return self._state_guard
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self._registry
+
     async def list_tools(self, rpc: RpcRequest) -> JSONObject:
         tools = [tool.wire for tool in self._registry.resolved().values()]
         return listing("tools", tools, rpc.params.get("cursor"), self._options)
 
     async def call_tool(self, rpc: RpcRequest) -> JSONObject:
+        tool, arguments = self.tool_call_of(rpc)
+
+        async def run(record: CallRecord) -> JSONObject:
+            return await self.run_tool(tool, rpc.scope, arguments, record)
+
+        return await run_round(self._state_guard, rpc, "tools/call", tool.name, arguments, run)
+
+    def tool_call_of(self, rpc: RpcRequest) -> tuple[ToolDefinition, JSONObject]:
+        """The tool a ``tools/call`` names and its arguments, checked; raises ``ServerError``."""
         name = rpc.params.get("name")
         if not isinstance(name, str):
             raise ServerError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name")
@@ -108,18 +126,26 @@ class ToolMethods:
             raise ServerError(INVALID_PARAMS, "Invalid params: arguments must be an object")
         if tool.param_headers and not rpc.legacy:  # a 2025-era client sends no Mcp-Param headers
             check_param_headers(tool.param_headers, arguments, rpc.headers)
+        return tool, arguments
 
-        async def run(record: CallRecord) -> JSONObject:
-            try:
-                response = await self._runner.run(tool, rpc.scope, arguments, record)
-            except Exception as exc:
-                record.abandon_input()  # the handler failed: its error wins over any pending ask
-                return _unexpected(tool, exc)
-            if record.wants_input or record.missing_capability is not None:
-                return {}
-            return tool_result(tool, response)
+    async def run_tool(
+        self, tool: ToolDefinition, scope: Scope, arguments: JSONObject, record: CallRecord
+    ) -> JSONObject:
+        """One run of the tool's route: its result ({} when it stopped to ask or lacks a capability).
 
-        return await run_round(self._state_guard, rpc, "tools/call", name, arguments, run)
+        A :class:`JsonRpcError` the handler raised propagates: the call answers that error.
+        """
+        try:
+            response = await self._runner.run(tool, scope, arguments, record)
+        except Exception as exc:
+            record.abandon_input()  # the handler failed: its error wins over any pending ask
+            protocol_error = find_exception(exc, JsonRpcError)
+            if protocol_error is not None:
+                raise protocol_error from None
+            return _unexpected(tool, exc)
+        if record.wants_input or record.missing_capability is not None:
+            return {}
+        return tool_result(tool, response)
 
 
 def _unexpected(tool: ToolDefinition, exc: Exception) -> JSONObject:

@@ -17,6 +17,7 @@ from typing import Any
 
 from fastapi.routing import APIRoute
 
+from fastapi_mrtr.engine.task_config import TaskConfig
 from fastapi_mrtr.integration.call_plan import CallPlan, build_call_plan
 from fastapi_mrtr.integration.dependency import get_context
 from fastapi_mrtr.integration.input_schema import build_input_schema, checked_input_schema
@@ -38,6 +39,7 @@ class ToolSpec:
     description: str | None = None
     annotations: ToolAnnotations | None = None
     input_schema: JSONObject | None = None  # advertised instead of the generated schema
+    task: TaskConfig | None = None  # may run as a task (SEP-2663, docs/tasks.md)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ status it travels with follows from its code (:func:`http_status_of`)::
     │   │       │                                   never existed: 404 / -32001
     │   │       └── RetryLaterError (here)         the server cannot serve now (streams full,
     │   │                                           relay down): 429 or 503, with Retry-After
+    │   ├── JsonRpcError (here)                raised by a tool: the call answers this JSON-RPC
+    │   │                                       error, not a result (a task ends ``failed``)
     │   ├── ResourceNotFoundError              raised by a resource function: -32602 + data.uri
     │   │   (features.resources)
     │   ├── ShimStoppedError                   the legacy shim ended a call (no answer in time,
@@ -193,6 +195,19 @@ class RetryLaterError(RequestRejectedError):
     ) -> None:
         headers = {} if retry_after is None else {"retry-after": str(retry_after)}
         super().__init__(INTERNAL_ERROR, message, request_id=request_id, http_status=http_status, headers=headers)
+
+
+class JsonRpcError(McpError):
+    """Raise from a tool to answer a JSON-RPC error (code, message, data) instead of a tool result.
+
+    Any other exception a tool raises becomes a result with ``isError: true``: the tool ran and
+    failed. This one says the request itself failed: a plain call answers the error, and a task
+    ends ``failed`` with it in ``error`` (docs/tasks.md). The code defaults to -32603 (internal
+    error); the HTTP status follows from the code.
+    """
+
+    def __init__(self, message: str, *, code: int = INTERNAL_ERROR, data: Any = None) -> None:
+        super().__init__(code, message, data)
 
 
 class BodyTooLargeError(Exception):

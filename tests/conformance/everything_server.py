@@ -39,8 +39,10 @@ from fastapi_mrtr import (
     EmbeddedResource,
     ImageContent,
     InputRequiredConfig,
+    JsonRpcError,
     PromptMessage,
     ServerOptions,
+    TaskConfig,
     TextContent,
     TextResourceContents,
     ToolContext,
@@ -94,6 +96,10 @@ class ColorForm(BaseModel):
 
 class ConfirmForm(BaseModel):
     ok: bool
+
+
+class DeleteForm(BaseModel):
+    confirm: bool
 
 
 class ContextForm(BaseModel):
@@ -207,6 +213,7 @@ def create_app() -> FastAPI:
     _tools(app, mcp)
     _mrtr_tools(app, mcp)
     _session_era_tools(app, mcp)
+    _task_tools(app, mcp)
     _prompts(mcp)
     _resources(mcp)
     app.mount("/mcp", mcp)
@@ -396,6 +403,78 @@ def _mrtr_tools(app: FastAPI, mcp: MCP) -> None:
             return f"Hello, {answer.content.name}!" if answer.content else "No name given."
         reply = await ctx.sample("Suggest a name for a new user.", max_tokens=20, key="suggested_name")
         return f"Hello, {_text_of(reply.content)}!"
+
+
+def _task_tools(app: FastAPI, mcp: MCP) -> None:
+    """The tasks scenarios' tools (SEP-2663). A call still running after ``promote_after`` becomes a
+    task for a client that declared the extension; ``promote_after=0`` makes every such call a task
+    at once (the tools that must park in input_required, or end failed, inside a task)."""
+    quick = TaskConfig(promote_after=0.2, ttl_ms=600_000, poll_interval_ms=200)
+    eager = TaskConfig(promote_after=0, ttl_ms=600_000, poll_interval_ms=200)
+
+    @mcp.tool()
+    @app.post("/tasks/greet", response_class=PlainTextResponse)
+    async def greet(name: Annotated[str, Body(embed=True)]) -> str:
+        """Greets at once: never a task."""
+        return f"Hello, {name}!"
+
+    @mcp.tool(task=quick)
+    @app.post("/tasks/slow-compute", response_class=PlainTextResponse)
+    async def slow_compute(
+        ctx: Context, seconds: Annotated[float, Body(ge=0, le=600)] = 1, label: Annotated[str, Body()] = "job"
+    ) -> str:
+        """Computes for ``seconds``, reporting progress; a task when it takes longer than 0.2 s."""
+        elapsed = 0.0
+        while elapsed < seconds:
+            step = min(0.2, seconds - elapsed)
+            await asyncio.sleep(step)  # a cancelled task stops here
+            elapsed += step
+            await ctx.report_progress(elapsed, seconds, f"{label}: {elapsed:.1f}/{seconds:g} s")
+        return f"{label} computed in {seconds:g} s"
+
+    @mcp.tool(task=TaskConfig(mode="required", promote_after=0.2, ttl_ms=600_000, poll_interval_ms=200))
+    @app.post("/tasks/failing-job", response_class=PlainTextResponse)
+    async def failing_job() -> str:
+        """Fails after about a second with a tool error (the task ends completed, isError)."""
+        await asyncio.sleep(1)
+        raise HTTPException(status_code=500, detail="The job failed: the input could not be processed")
+
+    @mcp.tool(task=eager)
+    @app.post("/tasks/protocol-error-job", response_class=PlainTextResponse)
+    async def protocol_error_job() -> str:
+        """Fails with a JSON-RPC error (the task ends failed)."""
+        await asyncio.sleep(0.2)
+        raise JsonRpcError("The job hit an internal protocol error")
+
+    @mcp.tool(task=eager)
+    @app.post("/tasks/confirm-delete", response_class=PlainTextResponse)
+    async def confirm_delete(ctx: Context, filename: Annotated[str, Body(embed=True)]) -> str:
+        """Asks for a confirmation inside the task, then deletes (pretends to)."""
+        answer = await ctx.elicit(f"Delete {filename}?", DeleteForm, key="confirm")
+        if answer.content is not None and answer.content.confirm:
+            return f"Deleted {filename}."
+        return f"Kept {filename}."
+
+    @mcp.tool(task=eager)
+    @app.post("/tasks/multi-input", response_class=PlainTextResponse)
+    async def multi_input(ctx: Context) -> str:
+        """Asks two questions at once inside the task."""
+        name, confirm = await ctx.gather(
+            ctx.elicit("What is your name?", NameForm, key="name"),
+            ctx.elicit("Confirm to go on?", DeleteForm, key="confirm"),
+        )
+        who = name.content.name if name.content else "stranger"
+        sure = bool(confirm.content and confirm.content.confirm)
+        return f"{who} {'confirmed' if sure else 'did not confirm'}."
+
+    @mcp.tool(task=TaskConfig(mode="required", promote_after=0.3, ttl_ms=600_000, poll_interval_ms=200))
+    @app.post("/tasks/with-task", response_class=PlainTextResponse)
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Asks for a name before the task exists (MRTR), then works long enough to become a task."""
+        answer = await ctx.elicit("What is your name?", NameForm, key="user_name")
+        who = answer.content.name if answer.content else "stranger"
+        await asyncio.sleep(1)
+        return f"Hello, {who}! Your task is done."
 
 
 def _session_era_tools(app: FastAPI, mcp: MCP) -> None:

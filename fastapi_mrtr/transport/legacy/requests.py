@@ -102,6 +102,8 @@ class SessionRequests:
     def server_capabilities(self) -> JSONObject:
         capabilities = {name: dict(value) for name, value in self._capabilities().items()}
         capabilities["logging"] = {}
+        # Extensions of the 2026-07-28 wire (tasks) are not defined on a 2025-era session.
+        capabilities.pop("extensions", None)
         return capabilities
 
     async def handle(
