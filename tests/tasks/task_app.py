@@ -17,8 +17,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context, JsonRpcError, ServerOptions
-from fastapi_mrtr.tasks import TaskConfig
-from fastapi_mrtr.tasks import InMemoryTaskStore, TaskStore
+from fastapi_mrtr.tasks import InMemoryTaskStore, TaskConfig, TaskStore
 
 NOW = TaskConfig(promote_after=0, ttl_ms=60_000, poll_interval_ms=50)  # a task at once
 
