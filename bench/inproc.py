@@ -43,19 +43,19 @@ def retry_body(key: str, state: str) -> str:
     return call_body(2, "confirm", {"item": "book"}, inputResponses=answer, requestState=state)
 
 
-def headers_for(tool: str, body: bytes) -> list[tuple[bytes, bytes]]:
+def headers_for(tool: str, body: bytes, method: str = "tools/call") -> list[tuple[bytes, bytes]]:
     return [
         (b"host", b"127.0.0.1:18400"),
         (b"content-type", b"application/json"),
         (b"accept", b"application/json, text/event-stream"),
         (b"mcp-protocol-version", b"2026-07-28"),
-        (b"mcp-method", b"tools/call"),
+        (b"mcp-method", method.encode()),
         (b"mcp-name", tool.encode()),
         (b"content-length", str(len(body)).encode()),
     ]
 
 
-async def post(app: ASGIApp, path: str, tool: str, text: str) -> tuple[int, bytes]:
+async def post(app: ASGIApp, path: str, tool: str, text: str, method: str = "tools/call") -> tuple[int, bytes]:
     body = text.encode()
     scope: Scope = {
         "type": "http",
@@ -69,7 +69,7 @@ async def post(app: ASGIApp, path: str, tool: str, text: str) -> tuple[int, byte
         "path": path,
         "raw_path": path.encode(),
         "query_string": b"",
-        "headers": headers_for(tool, body),
+        "headers": headers_for(tool, body, method),
         "state": {},
     }
     sent = False
