@@ -7,6 +7,7 @@ is the spec's order: close its stdin, wait, then SIGTERM, then SIGKILL, each wai
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -86,7 +87,7 @@ class ServerProcess:
                     sys.stderr.write(chunk.decode("utf-8", "replace"))
                     sys.stderr.flush()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            pass
+            pass  # the pipe went away with the process: what it said is kept
         finally:
             self._stderr_done.set()
 
@@ -113,10 +114,8 @@ class ServerProcess:
     async def _end(self, process: anyio.abc.Process) -> None:
         if process.returncode is None:
             if process.stdin is not None:
-                try:
+                with contextlib.suppress(anyio.BrokenResourceError, OSError):
                     await process.stdin.aclose()
-                except (anyio.BrokenResourceError, OSError):
-                    pass
             for grace, end in ((EXIT_GRACE, process.terminate), (SIGNAL_GRACE, process.kill)):
                 with anyio.move_on_after(grace):
                     await process.wait()
