@@ -155,6 +155,7 @@ class StdioServerError(MrtrClientError):
 
     def __init__(self, message: str, *, returncode: int | None = None, stderr: str = "") -> None:
         super().__init__(message + (f"\n  its stderr ended with:\n{_indented(stderr)}" if stderr.strip() else ""))
+        self.reason = message  # without the stderr
         self.returncode = returncode
         self.stderr = stderr
 

@@ -24,7 +24,7 @@ from fastapi_mrtr.client._errors import InvalidServerResponseError, McpServerErr
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._legacy.listener import Spawner
 from fastapi_mrtr.client._legacy.server_requests import OpenRequests, ServerRequests
-from fastapi_mrtr.client._stdio.messages import decode_line, reply_result
+from fastapi_mrtr.client._stdio.messages import decode_line, reply_result, still_failed
 from fastapi_mrtr.client._stdio.process import ServerProcess
 from fastapi_mrtr.client._stdio.server import StdioServer
 from fastapi_mrtr.client._transport import NotificationSink, encode_message
@@ -134,11 +134,12 @@ class StdioConnection:
                 await waiter.done.wait()
                 return
             if self._last_heard == heard:  # nothing at all from the server all that time
-                what = "its first answer" if heard is None else "any line"
-                waiter.finish(
-                    error=StdioServerError(
-                        f"the stdio server `{self.server.shown}` sent no {what} in {limit:g} s "
-                        f"(request {request_id!r} waited); is it an MCP server speaking on stdout?"
+                what = f"gave no answer in {limit:g} s" if heard is None else f"wrote nothing for {limit:g} s"
+                # The server is stuck (or no MCP server): no later request would fare better.
+                self._fail(
+                    StdioServerError(
+                        f"the stdio server `{self.server.shown}` {what} (request {request_id!r} waited); "
+                        "is it an MCP server that speaks JSON-RPC on its stdout?"
                     )
                 )
                 return
@@ -182,7 +183,7 @@ class StdioConnection:
         if self._closed:
             raise RuntimeError("this MrtrClient has been closed; make a new one to talk to the server again")
         if self._failure is not None:
-            raise StdioServerError(f"the stdio server can no longer be used: {self._failure}")
+            raise still_failed(self._failure)
 
     async def aclose(self) -> None:
         """Stop the server (stdin closed, then SIGTERM, then SIGKILL); idempotent."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi_mrtr.client._errors import InvalidServerResponseError, McpServerError
+from fastapi_mrtr.client._errors import InvalidServerResponseError, McpServerError, MrtrClientError, StdioServerError
 from fastapi_mrtr.client._transport import decode_json
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
@@ -36,3 +36,13 @@ def reply_result(message: JSONObject, request_id: RequestId) -> JSONObject:
     if not isinstance(result, dict):
         raise InvalidServerResponseError("JSON-RPC result is not an object", message)
     return result
+
+
+def still_failed(failure: MrtrClientError) -> MrtrClientError:
+    """The error for a request after the connection failed: the same kind, saying so."""
+    prefix = "the stdio server can no longer be used: "
+    if isinstance(failure, StdioServerError):
+        return StdioServerError(prefix + failure.reason, returncode=failure.returncode, stderr=failure.stderr)
+    if isinstance(failure, InvalidServerResponseError):
+        return InvalidServerResponseError(prefix + str(failure), failure.body)
+    return StdioServerError(prefix + str(failure))
