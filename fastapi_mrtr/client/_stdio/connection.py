@@ -82,6 +82,7 @@ class StdioConnection:
         self._started = False
         self._closed = False
         self._failure: MrtrClientError | None = None
+        self._failure_told = False  # whether a request has raised it yet
         self._last_heard: float | None = None  # when the server last wrote a line
 
     # --- requests --------------------------------------------------------------------------
@@ -173,7 +174,7 @@ class StdioConnection:
             try:
                 await self._process.launch()
             except StdioServerError as exc:
-                self._failure = exc
+                self._failure, self._failure_told = exc, True
                 raise
             finally:
                 self._launched.set()
@@ -183,6 +184,9 @@ class StdioConnection:
         if self._closed:
             raise RuntimeError("this MrtrClient has been closed; make a new one to talk to the server again")
         if self._failure is not None:
+            if not self._failure_told:  # nobody has heard why yet: the first to ask gets it as it was
+                self._failure_told = True
+                raise self._failure
             raise still_failed(self._failure)
 
     async def aclose(self) -> None:
@@ -194,6 +198,7 @@ class StdioConnection:
     def _fail(self, failure: MrtrClientError) -> None:
         if self._failure is None:
             self._failure = failure
+            self._failure_told = bool(self._pending)
         for waiter in list(self._pending.values()):
             waiter.finish(error=failure)
 

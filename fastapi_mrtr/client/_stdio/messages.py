@@ -10,17 +10,17 @@ SHOWN = 200  # characters of a broken line quoted in the error
 
 
 def decode_line(line: bytes) -> JSONObject:
-    """One line as a JSON-RPC message; :class:`InvalidServerResponseError` for anything else."""
+    """One line as a JSON-RPC message; :class:`StdioServerError` for anything else (the pipe is
+    then unusable: not an answer to take for an era, as a probe would an HTTP reply)."""
     try:
         decoded = decode_json(line)
     except InvalidServerResponseError:
         decoded = None
     if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0":
         shown = line.decode("utf-8", "replace")
-        raise InvalidServerResponseError(
+        raise StdioServerError(
             "the stdio server wrote a line that is no JSON-RPC message (its stdout must carry JSON-RPC "
-            f"only): {shown[:SHOWN]!r}",
-            shown,
+            f"only): {shown[:SHOWN]!r}"
         )
     return decoded
 
@@ -43,6 +43,4 @@ def still_failed(failure: MrtrClientError) -> MrtrClientError:
     prefix = "the stdio server can no longer be used: "
     if isinstance(failure, StdioServerError):
         return StdioServerError(prefix + failure.reason, returncode=failure.returncode, stderr=failure.stderr)
-    if isinstance(failure, InvalidServerResponseError):
-        return InvalidServerResponseError(prefix + str(failure), failure.body)
     return StdioServerError(prefix + str(failure))

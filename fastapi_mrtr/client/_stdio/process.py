@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from fastapi_mrtr.client._errors import InvalidServerResponseError, StdioServerError
+from fastapi_mrtr.client._errors import StdioServerError
 from fastapi_mrtr.client._stdio.server import StdioServer
 
 # The longest line read from the server: an MCP message is far smaller, and a server that writes
@@ -71,7 +71,7 @@ class ServerProcess:
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return None
         except anyio.DelimiterNotFound:
-            raise InvalidServerResponseError(
+            raise StdioServerError(
                 f"the stdio server wrote a line longer than {MAX_LINE_BYTES} bytes; the client stopped reading it"
             ) from None
 
