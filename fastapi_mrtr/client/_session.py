@@ -83,11 +83,8 @@ class MrtrClient:
     missing or does not conform. The schema comes from ``tools/list``; a tool not listed yet is
     listed (every page) once, lazily, and a tool the server does not list is not checked.
 
-    ``stdio`` instead of ``url``: a local server launched as a subprocess, JSON-RPC on its stdin
-    and stdout, e.g. ``MrtrClient(stdio="python -m fastapi_mrtr.stdio example_app.main:app")``
-    (a command line, an argument list, or a :class:`~fastapi_mrtr.client.StdioServer` with an
-    environment and timeouts). Such a client is used as ``async with``: it reads the server in
-    the background, and stops the process when the block ends.
+    ``stdio`` instead of ``url``: a command (or a :class:`~fastapi_mrtr.client.StdioServer`) to
+    launch as a local stdio server; used as ``async with``, which stops the process at its end.
     """
 
     def __init__(
@@ -122,11 +119,8 @@ class MrtrClient:
         self._stdio: StdioConnection | None = None
         wire: RpcWire
         if stdio is not None:
-            notifications = notification_sink(None, None, on_notification)
-            spawn = self._lifecycle.spawn
-            wire = self._stdio = StdioConnection(
-                as_stdio_server(stdio), self._handlers, self.options, notifications, spawn
-            )
+            sink, spawn = notification_sink(None, None, on_notification), self._lifecycle.spawn
+            wire = self._stdio = StdioConnection(as_stdio_server(stdio), self._handlers, self.options, sink, spawn)
         else:
             assert url is not None
             http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout, auth=auth)
@@ -436,15 +430,9 @@ class MrtrClient:
         if self._stdio is not None:
             session = StdioLegacySession(self._stdio, self._handlers, self.options, self._new_id)
         else:
-            notifications = notification_sink(None, None, self._on_notification)
+            sink, spawn = notification_sink(None, None, self._on_notification), self._lifecycle.spawn
             session = LegacySession(
-                self._rpc,
-                self._handlers,
-                self.options,
-                self._request_headers,
-                self._new_id,
-                notifications,
-                self._lifecycle.spawn,
+                self._rpc, self._handlers, self.options, self._request_headers, self._new_id, sink, spawn
             )
         legacy = LegacyTransport(session, self.options, self._new_id, self._on_progress, self._on_notification)
         return await legacy.open()
