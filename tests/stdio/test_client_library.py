@@ -216,3 +216,23 @@ async def test_usage_errors() -> None:
     with pytest.raises(RuntimeError, match="async with"):
         await client.list_tools()
     await client.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_abandoned_call_is_cancelled_on_the_server(tmp_path: Path, mode: Any) -> None:
+    markers = tmp_path / "markers"
+    server = python_server("tests.stdio.quirky_app:app", {"STDIO_MARKERS": str(markers)})
+    async with MrtrClient(stdio=server, options=ClientOptions(mode=mode)) as client:
+        await client.connect()
+        with anyio.move_on_after(20) as waited:  # the caller gives up once the tool has started
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "slow", {"seconds": 60})
+                while "slow started" not in (markers.read_text() if markers.exists() else ""):
+                    await anyio.sleep(0.05)
+                group.cancel_scope.cancel()
+        assert not waited.cancelled_caught
+        with anyio.fail_after(10):  # notifications/cancelled reached the app: the tool was stopped
+            while "slow cancelled" not in markers.read_text():
+                await anyio.sleep(0.05)
+        assert (await client.call_tool("shout", {"text": "still here"})).structured_content == {"shouted": "STILL HERE"}
