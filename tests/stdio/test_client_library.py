@@ -236,3 +236,19 @@ async def test_an_abandoned_call_is_cancelled_on_the_server(tmp_path: Path, mode
             while "slow cancelled" not in markers.read_text():
                 await anyio.sleep(0.05)
         assert (await client.call_tool("shout", {"text": "still here"})).structured_content == {"shouted": "STILL HERE"}
+
+
+@pytest.mark.slow
+async def test_time_spent_answering_the_server_is_not_its_silence() -> None:
+    async def slow_person(params: Any) -> dict[str, Any]:
+        await anyio.sleep(6)  # longer than read_timeout: the server waits for us meanwhile
+        return {
+            "action": "accept",
+            "content": {"confirmed": True} if "order" in params.message else {"speed": "standard"},
+        }
+
+    server = StdioServer(node_command(), env=node_environment(), read_timeout=3.0)
+    async with MrtrClient(stdio=server) as client:
+        client.set_elicitation_handler(slow_person)
+        placed = await client.call_tool("place_order", {"item": "a chair"})
+    assert placed.content[0].text == "placed a chair, standard"  # type: ignore[union-attr]

@@ -134,6 +134,9 @@ class StdioConnection:
             with anyio.move_on_after(since + limit - anyio.current_time()):
                 await waiter.done.wait()
                 return
+            if self._open_server_requests.count:  # the server waits for our answer (a person may be typing)
+                self._last_heard = anyio.current_time()
+                continue
             if self._last_heard == heard:  # nothing at all from the server all that time
                 what = f"gave no answer in {limit:g} s" if heard is None else f"wrote nothing for {limit:g} s"
                 # The server is stuck (or no MCP server): no later request would fare better.
