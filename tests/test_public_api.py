@@ -139,6 +139,8 @@ EXPECTED: dict[str, list[str]] = {
         "RoundTimeoutError",
         "SamplingHandler",
         "StatusCodeError",
+        "StdioServer",
+        "StdioServerError",
         "StreamClosedError",
         "current_input_request",
     ],

@@ -7,7 +7,10 @@ auto-fulfilment on 2026-07-28, and 2025-era sessions whose questions the same ha
         client.set_elicitation_handler(lambda params: {"action": "accept", "content": {"ok": True}})
         result = await client.call_tool("delete_item", {"item": "report.txt"})
 
-See ``docs/client.md``. ``python -m fastapi_mrtr.client URL [TOOL ...]`` is the terminal client.
+A local server launched as a subprocess, over stdio: ``MrtrClient(stdio="python -m my_server")``.
+
+See ``docs/client.md``. ``python -m fastapi_mrtr.client URL [TOOL ...]`` (or ``--stdio CMD``) is
+the terminal client.
 OAuth-protected servers: ``MrtrClient(url, auth=fastapi_mrtr.client.auth.OAuthClientAuth(...))``.
 """
 
@@ -24,6 +27,7 @@ from fastapi_mrtr.client._errors import (
     MrtrClientError,
     RoundTimeoutError,
     StatusCodeError,
+    StdioServerError,
     StreamClosedError,
 )
 from fastapi_mrtr.client._handlers import (
@@ -34,6 +38,7 @@ from fastapi_mrtr.client._handlers import (
     current_input_request,
 )
 from fastapi_mrtr.client._session import MrtrClient
+from fastapi_mrtr.client._stdio import StdioServer
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
 from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
 from fastapi_mrtr.wire.errors import McpError
@@ -78,6 +83,8 @@ __all__ = [
     "RoundTimeoutError",
     "SamplingHandler",
     "StatusCodeError",
+    "StdioServer",
+    "StdioServerError",
     "StreamClosedError",
     "current_input_request",
 ]

@@ -4,7 +4,7 @@ The user's browser opens at the authorization server (``--no-browser``: the URL 
 the redirect comes back to a loopback port the CLI listens on for the run
 (:class:`~fastapi_mrtr.client.auth.LoopbackSignIn`). Tokens and the client registration are kept
 in memory for the run: nothing is written to disk. An ``Authorization`` header given with ``-H``
-turns it off, as does ``--no-sign-in``.
+turns it off, as do ``--no-sign-in`` and ``--stdio``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ async def signing_in(
     args: argparse.Namespace, headers: Mapping[str, str], say: Callable[[str], None]
 ) -> AsyncIterator[OAuthClientAuth | None]:
     """The auth for the run (None when sign-in is off); its loopback port is closed at the end."""
-    if not args.sign_in or any(name.lower() == "authorization" for name in headers):
+    # A stdio server takes its identity from the environment: there is nothing to sign in to.
+    if not args.sign_in or args.stdio is not None or any(name.lower() == "authorization" for name in headers):
         yield None
         return
     async with await LoopbackSignIn.bind(say, port=args.sign_in_port, open_browser=args.open_browser) as listener:

@@ -24,6 +24,9 @@ this is the client's part of it::
     │                                            about the request (whatever else its body holds)
     ├── StreamClosedError                       an SSE stream ended (or its connection dropped)
     │                                            before the response
+    ├── StdioServerError                        a stdio server could not start, exited, wrote a
+    │                                            line that is no JSON-RPC, or was silent past its
+    │                                            timeout (returncode, stderr tail)
     ├── InvalidToolHeadersError (ValueError)    a tool's x-mcp-header annotations break SEP-2243;
     │                                            list_tools drops it and call_tool refuses it
     └── OAuthError                              the OAuth flow failed (fastapi_mrtr.client.auth)
@@ -144,6 +147,23 @@ class StatusCodeError(MrtrClientError):
 
 class StreamClosedError(MrtrClientError):
     """The SSE stream closed before carrying the response; the request's outcome is unknown."""
+
+
+class StdioServerError(MrtrClientError):
+    """A stdio server (``MrtrClient(stdio=...)``) could not start, exited, closed its stdout, wrote
+    a line that is no JSON-RPC message, or wrote nothing for longer than its timeout.
+    ``returncode`` is its exit status once it has one; ``stderr`` is the end of what it wrote there
+    (its own account of what went wrong)."""
+
+    def __init__(self, message: str, *, returncode: int | None = None, stderr: str = "") -> None:
+        super().__init__(message + (f"\n  its stderr ended with:\n{_indented(stderr)}" if stderr.strip() else ""))
+        self.reason = message  # without the stderr
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def _indented(text: str) -> str:
+    return "\n".join("    " + line for line in text.strip().splitlines())
 
 
 class InvalidToolHeadersError(MrtrClientError, ValueError):

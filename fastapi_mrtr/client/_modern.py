@@ -17,7 +17,7 @@ from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._headers import standard_headers
 from fastapi_mrtr.client._request_meta import listening, with_meta
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
-from fastapi_mrtr.client._transport import HttpRpc
+from fastapi_mrtr.client._transport import RpcWire
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions
 from fastapi_mrtr.wire.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
@@ -41,7 +41,7 @@ class ModernTransport:
 
     def __init__(
         self,
-        rpc: HttpRpc,
+        rpc: RpcWire,
         options: ClientOptions,
         handlers: InputHandlers,
         tools: ToolCatalogue,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -21,13 +21,16 @@ import httpx
 
 from fastapi_mrtr.client._era import EraTransport, open_transport
 from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
+from fastapi_mrtr.client._legacy.session import LegacySession
 from fastapi_mrtr.client._legacy.transport import LegacyTransport
 from fastapi_mrtr.client._lifecycle import Lifecycle
 from fastapi_mrtr.client._loop import InputRequiredLoop
 from fastapi_mrtr.client._modern import ModernTransport
+from fastapi_mrtr.client._notifications import notification_sink
 from fastapi_mrtr.client._results import cursor_params, parse_result, seed_answers
+from fastapi_mrtr.client._stdio import StdioConnection, StdioLegacySession, StdioServer, as_stdio_server
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
-from fastapi_mrtr.client._transport import HttpRpc
+from fastapi_mrtr.client._transport import HttpRpc, RpcWire
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions, Era
 from fastapi_mrtr.telemetry.client import client_request, note_request_id
@@ -80,12 +83,16 @@ class MrtrClient:
     raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` when ``structuredContent`` is
     missing or does not conform. The schema comes from ``tools/list``; a tool not listed yet is
     listed (every page) once, lazily, and a tool the server does not list is not checked.
+
+    ``stdio`` instead of ``url``: a command (or a :class:`~fastapi_mrtr.client.StdioServer`) to
+    launch as a local stdio server; used as ``async with``, which stops the process at its end.
     """
 
     def __init__(
         self,
-        url: str | httpx.URL,
+        url: str | httpx.URL | None = None,
         *,
+        stdio: str | Sequence[str] | StdioServer | None = None,
         http_client: httpx.AsyncClient | None = None,
         options: ClientOptions | None = None,
         headers: Mapping[str, str] | None = None,
@@ -96,10 +103,12 @@ class MrtrClient:
     ) -> None:
         if http_client is not None and auth is not None:
             raise ValueError("pass auth to your own httpx.AsyncClient (AsyncClient(auth=...)), not to MrtrClient")
+        if (url is None) == (stdio is None):
+            raise ValueError("give MrtrClient either a url or stdio= (a command that runs a stdio server), one of them")
+        if stdio is not None and (http_client is not None or auth is not None or headers):
+            raise ValueError("http_client, auth and headers are for HTTP servers; a stdio server has none of them")
         self.options = options or ClientOptions()
-        self._owns_http = http_client is None
-        http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout, auth=auth)
-        self._rpc = HttpRpc(http, url)
+        self._lifecycle = Lifecycle()  # also runs a 2025-era session's GET stream, or a stdio server's reader
         self._headers = dict(headers or {})
         self._on_progress = on_progress
         self._on_notification = on_notification
@@ -107,9 +116,19 @@ class MrtrClient:
         self._ids = itertools.count(1)
         self.validate_structured_content = validate_structured_content
         self._tools = ToolCatalogue(self.list_all_tools)
+        self._owns_http = http_client is None
+        self._stdio: StdioConnection | None = None
+        wire: RpcWire
+        if stdio is not None:
+            sink, spawn = notification_sink(None, None, on_notification), self._lifecycle.spawn
+            wire = self._stdio = StdioConnection(as_stdio_server(stdio), self._handlers, self.options, sink, spawn)
+        else:
+            assert url is not None
+            http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout, auth=auth)
+            wire = self._rpc = HttpRpc(http, url)
         # The modern wire is also what the probe speaks; the era's transport replaces it once chosen.
         self._modern = ModernTransport(
-            self._rpc,
+            wire,
             self.options,
             self._handlers,
             self._tools,
@@ -120,7 +139,6 @@ class MrtrClient:
         )
         self._transport: EraTransport | None = None
         self._transport_lock = anyio.Lock()
-        self._lifecycle = Lifecycle()  # also runs a 2025-era session's GET stream in the background
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -138,14 +156,17 @@ class MrtrClient:
 
     async def aclose(self) -> None:
         """End a 2025-era session (DELETE) if one is open; close the HTTP client if this client
-        created it. The client is closed for good; closing it again does nothing."""
+        created it, or stop the stdio server. The client is closed for good; closing it again
+        does nothing."""
         if not self._lifecycle.close():
             return
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.aclose()
+        if self._stdio is not None:
+            await self._stdio.aclose()  # before the reader stops: it drains the server's last lines
         await self._lifecycle.stop_background()
-        if self._owns_http:
+        if self._stdio is None and self._owns_http:
             await self._rpc.http.aclose()
 
     # --- handlers --------------------------------------------------------------------------
@@ -409,16 +430,15 @@ class MrtrClient:
         return transport
 
     async def _open_legacy(self) -> EraTransport:
-        legacy = LegacyTransport(
-            self._rpc,
-            self.options,
-            self._handlers,
-            self._request_headers,
-            self._new_id,
-            self._on_progress,
-            self._on_notification,
-            self._lifecycle.spawn,
-        )
+        session: LegacySession | StdioLegacySession
+        if self._stdio is not None:
+            session = StdioLegacySession(self._stdio, self._handlers, self.options, self._new_id)
+        else:
+            sink, spawn = notification_sink(None, None, self._on_notification), self._lifecycle.spawn
+            session = LegacySession(
+                self._rpc, self._handlers, self.options, self._request_headers, self._new_id, sink, spawn
+            )
+        legacy = LegacyTransport(session, self.options, self._new_id, self._on_progress, self._on_notification)
         return await legacy.open()
 
     def _request_headers(self) -> Mapping[str, str]:

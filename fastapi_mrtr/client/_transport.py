@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -135,6 +135,18 @@ async def iter_sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     async for event in iter_sse_events(lines):
         if event.data:
             yield event.data
+
+
+class RpcWire(Protocol):
+    """What the 2026-07-28 era sends through: :class:`HttpRpc`, or a stdio server's pipe (which
+    has no headers, and drops them)."""
+
+    async def request(
+        self,
+        message: JSONObject,
+        headers: Mapping[str, str],
+        on_notification: NotificationSink | None = None,
+    ) -> JSONObject: ...
 
 
 class HttpRpc:

@@ -1,4 +1,7 @@
-"""``python -m fastapi_mrtr.client URL [COMMAND ...] [options]``
+"""``python -m fastapi_mrtr.client URL [COMMAND ...] [options]``, or ``--stdio "CMD"`` for a URL
+
+``--stdio "python -m fastapi_mrtr.stdio example_app.main:app"`` launches a local stdio server
+and talks to it over its stdin and stdout instead (every command and option works the same).
 
 Lists and calls tools, lists and gets prompts, lists and reads resources and resource templates
 (the commands: :mod:`fastapi_mrtr.client._cli_commands`, or ``--help``). It asks you at the
@@ -35,6 +38,7 @@ from fastapi_mrtr.client._cli_sign_in import add_sign_in_options, signing_in
 from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClientError
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
+from fastapi_mrtr.client._stdio.server import DEFAULT_STARTUP_TIMEOUT, StdioServer
 from fastapi_mrtr.client._text import printable
 from fastapi_mrtr.client._types import ProgressNotification
 from fastapi_mrtr.client.options import ClientMode, ClientOptions, InputRequiredConfig
@@ -46,14 +50,27 @@ from fastapi_mrtr.wire.protocol import LOG_LEVELS, JSONRPCNotification, TextCont
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m fastapi_mrtr.client",
-        usage="%(prog)s URL [COMMAND ...] [options]",
+        usage="%(prog)s (URL | --stdio CMD) [COMMAND ...] [options]",
         description="Use an MCP server (2026-07-28 or 2025-era) from a terminal or a script, answering its questions.",
         epilog=commands_help()
         + "\n\n--json prints one JSON document on stdout for scripts; questions, progress, log messages"
         "\nand errors go to stderr. Exit status: 0 ok, 1 the tool reported an error, 2 failure.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("url", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument("url", nargs="?", help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    parser.add_argument(
+        "--stdio",
+        metavar="CMD",
+        help="instead of a URL: launch this stdio server and talk to it over its stdin/stdout, "
+        "e.g. --stdio 'python -m fastapi_mrtr.stdio example_app.main:app'",
+    )
+    parser.add_argument(
+        "--stdio-timeout",
+        type=float,
+        default=DEFAULT_STARTUP_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds the stdio server may take to answer first (default {DEFAULT_STARTUP_TIMEOUT:g})",
+    )
     parser.add_argument("words", nargs="*", metavar="COMMAND", help="a command (listed below); none lists the tools")
     parser.add_argument(
         "--json",
@@ -168,10 +185,12 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
 
     options = ClientOptions(input_required_config=InputRequiredConfig(max_rounds=args.max_rounds), mode=args.era)
     headers = parse_headers(args.header)
+    stdio = StdioServer(args.stdio, startup_timeout=args.stdio_timeout) if args.stdio is not None else None
     async with (
         signing_in(args, headers, terminal.say) as auth,  # on a 401/403: sign in (_cli_sign_in)
         MrtrClient(
-            args.url,
+            args.url if stdio is None else None,
+            stdio=stdio,
             options=options,
             headers=headers,
             auth=auth,
@@ -210,6 +229,21 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
         return outcome.status
 
 
+def choose_server(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A URL or ``--stdio CMD``, exactly one (a usage error, status 2, otherwise). With
+    ``--stdio`` there is no URL, so the first word is the command's."""
+    if args.stdio is None:
+        if args.url is None:
+            parser.error("give the server: a URL (http://.../mcp) or --stdio 'CMD'")
+        return
+    if args.url is not None and "://" in args.url:
+        parser.error("give either a URL or --stdio 'CMD', not both")
+    if args.header:
+        parser.error("-H/--header is for HTTP servers; a stdio server has no headers")
+    if args.url is not None:
+        args.words, args.url = [args.url, *args.words], None
+
+
 def exit_at_once_on_interrupt() -> None:
     """One Ctrl-C ends the command at once with status 130, sending nothing more.
 
@@ -239,7 +273,9 @@ def main(
     """Entry point; returns the exit status."""
     inp, out, err = inp or sys.stdin, out or sys.stdout, err or sys.stderr
     # Intermixed: key=value pairs may also follow options (`TOOL --json '{...}' k=v`).
-    args = build_parser().parse_intermixed_args(split_json_flag(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_intermixed_args(split_json_flag(sys.argv[1:] if argv is None else argv))
+    choose_server(parser, args)
     try:
         return anyio.run(run, args, inp, out, err)
     except ValueError as exc:

@@ -52,6 +52,7 @@ status it travels with follows from its code (:func:`http_status_of`)::
         │   └── InvalidStructuredContentError
         ├── StatusCodeError
         ├── StreamClosedError
+        ├── StdioServerError
         ├── InvalidToolHeadersError (ValueError)
         └── OAuthError (client.auth._errors)
             ├── OAuthDiscoveryError

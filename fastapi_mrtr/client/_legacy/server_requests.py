@@ -12,14 +12,14 @@ import contextlib
 import itertools
 import logging
 import math
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx
 
 from fastapi_mrtr.client._errors import InvalidServerResponseError, RoundTimeoutError, StatusCodeError
 from fastapi_mrtr.client._handlers import InputHandlers
-from fastapi_mrtr.client._legacy.http import SessionGoneError, SessionHttp
+from fastapi_mrtr.client._legacy.http import SessionGoneError
 from fastapi_mrtr.client.options import ClientOptions
 from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import InputRequest
@@ -52,10 +52,16 @@ class OpenRequests:
         self.count -= 1
 
 
+class ReplyChannel(Protocol):
+    """Where answers to the server go: the session's POSTs, or a stdio server's stdin."""
+
+    async def post_message(self, message: JSONObject) -> None: ...
+
+
 class ServerRequests:
     """Answers one session's server-to-client requests."""
 
-    def __init__(self, handlers: InputHandlers, options: ClientOptions, http: SessionHttp) -> None:
+    def __init__(self, handlers: InputHandlers, options: ClientOptions, http: ReplyChannel) -> None:
         self._handlers = handlers
         self._options = options
         self._http = http

@@ -15,13 +15,14 @@ import anyio
 from fastapi_mrtr.client._errors import InvalidServerResponseError, StatusCodeError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._legacy.call_stream import CallStream
+from fastapi_mrtr.client._legacy.handshake import INITIALIZED, ServerHello, initialize_params
 from fastapi_mrtr.client._legacy.http import SESSION_HEADER, SessionGoneError, SessionHttp
 from fastapi_mrtr.client._legacy.listener import SessionListener, Spawner
 from fastapi_mrtr.client._legacy.server_requests import ServerRequests
 from fastapi_mrtr.client._transport import SSE_MEDIA, HttpRpc, NotificationSink, media_type
 from fastapi_mrtr.client.options import ClientOptions
 from fastapi_mrtr.wire.errors import McpError
-from fastapi_mrtr.wire.protocol import LEGACY_PROTOCOL_VERSIONS, Implementation, JSONObject, dump
+from fastapi_mrtr.wire.protocol import Implementation, JSONObject
 
 logger = logging.getLogger("fastapi_mrtr.client")
 
@@ -82,31 +83,14 @@ class LegacySession:
             "jsonrpc": "2.0",
             "id": self._next_id(),
             "method": "initialize",
-            "params": {
-                "protocolVersion": self._options.legacy_protocol_version,
-                "capabilities": self._handlers.capabilities(),
-                "clientInfo": dump(self._options.client_info),
-            },
+            "params": initialize_params(self._options, self._handlers),
         }
-        result = await self._exchange(message, None)
-        version = result.get("protocolVersion")
-        if version not in LEGACY_PROTOCOL_VERSIONS:
-            raise InvalidServerResponseError(
-                f"the server chose protocol version {version!r}, which this client does not speak "
-                f"(it speaks {', '.join(LEGACY_PROTOCOL_VERSIONS)})",
-                result,
-            )
-        info = result.get("serverInfo")
-        try:
-            self.server_info = Implementation.model_validate(info) if isinstance(info, dict) else None
-        except ValueError:
-            self.server_info = None
-        capabilities = result.get("capabilities")
-        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        self._http.protocol_version = version
-        await self._http.post_message({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        hello = ServerHello.parse(await self._exchange(message, None))
+        self.server_info = hello.server_info
+        self.server_capabilities = hello.capabilities
+        self.instructions = hello.instructions
+        self._http.protocol_version = hello.protocol_version
+        await self._http.post_message(INITIALIZED)
         await self._listener.open()
 
     async def close(self) -> None:

@@ -1,50 +1,61 @@
 """The 2025 era as an :class:`~fastapi_mrtr.client._era.EraTransport`: requests in one session.
 
-It owns the :class:`LegacySession` (and with it the session's GET stream and the answers to the
-server's requests). A 2025-era ``_meta`` carries no protocol keys (the session does); the
-server's questions are answered during the call, so a flow cannot start from answers or a
-``requestState`` of the caller's.
+It owns the session: over HTTP a :class:`~fastapi_mrtr.client._legacy.session.LegacySession`
+(with its GET stream and the answers to the server's requests), over stdio a
+:class:`~fastapi_mrtr.client._stdio.legacy.StdioLegacySession`. A 2025-era ``_meta`` carries no
+protocol keys (the session does); the server's questions are answered during the call, so a
+flow cannot start from answers or a ``requestState`` of the caller's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from fastapi_mrtr.client._handlers import InputHandlers
-from fastapi_mrtr.client._legacy.listener import Spawner
-from fastapi_mrtr.client._legacy.session import LegacySession
-from fastapi_mrtr.client._notifications import notification_sink
 from fastapi_mrtr.client._request_meta import listening, with_meta
-from fastapi_mrtr.client._transport import HttpRpc
+from fastapi_mrtr.client._transport import NotificationSink
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
 from fastapi_mrtr.client.options import ClientOptions
 from fastapi_mrtr.wire.protocol import Implementation, JSONObject
 
 
+class Session(Protocol):
+    """A 2025-era session, whatever carries it: over HTTP (:class:`LegacySession`) or a stdio pipe."""
+
+    @property
+    def protocol_version(self) -> str | None: ...
+
+    @property
+    def server_info(self) -> Implementation | None: ...
+
+    @property
+    def server_capabilities(self) -> JSONObject: ...
+
+    async def initialize(self) -> None: ...
+
+    async def request(self, method: str, params: JSONObject, sink: NotificationSink | None) -> JSONObject: ...
+
+    async def close(self) -> None: ...
+
+
 class LegacyTransport:
-    """Requests in a 2025-era session, started by :meth:`open` (``initialize``)."""
+    """Requests in a 2025-era ``session``, started by :meth:`open` (``initialize``)."""
 
     era: Literal["legacy"] = "legacy"
 
     def __init__(
         self,
-        rpc: HttpRpc,
+        session: Session,
         options: ClientOptions,
-        handlers: InputHandlers,
-        headers: Callable[[], Mapping[str, str]],
         next_id: Callable[[], int],
         on_progress: ProgressCallback | None,
         on_notification: NotificationCallback | None,
-        spawn: Spawner,
     ) -> None:
         self._options = options
         self._next_id = next_id
         self._on_progress = on_progress  # for requests that bring no progress callback of their own
         self._on_notification = on_notification
-        self.session = LegacySession(
-            rpc, handlers, options, headers, next_id, notification_sink(None, None, on_notification), spawn
-        )
+        self.session = session
 
     async def open(self) -> LegacyTransport:
         await self.session.initialize()

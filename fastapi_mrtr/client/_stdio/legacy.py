@@ -1,0 +1,68 @@
+"""A 2025-era session over a stdio pipe: ``initialize``, then requests on the same pipe.
+
+The session is the process (the spec scopes a stdio session to it): no session id, no GET stream,
+nothing to DELETE. The server's own requests arrive on the pipe between our answers and are
+answered by the :class:`~fastapi_mrtr.client._stdio.connection.StdioConnection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+
+from fastapi_mrtr.client._handlers import InputHandlers
+from fastapi_mrtr.client._legacy.handshake import INITIALIZED, ServerHello, initialize_params
+from fastapi_mrtr.client._stdio.connection import StdioConnection
+from fastapi_mrtr.client._transport import NotificationSink
+from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.wire.protocol import Implementation, JSONObject
+
+
+class StdioLegacySession:
+    """One 2025-era session with a stdio server; started by :meth:`initialize`."""
+
+    def __init__(
+        self, connection: StdioConnection, handlers: InputHandlers, options: ClientOptions, next_id: Callable[[], int]
+    ) -> None:
+        self._connection = connection
+        self._handlers = handlers
+        self._options = options
+        self._next_id = next_id
+        self._lock = anyio.Lock()
+        self._hello: ServerHello | None = None
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._hello.protocol_version if self._hello is not None else None
+
+    @property
+    def server_info(self) -> Implementation | None:
+        return self._hello.server_info if self._hello is not None else None
+
+    @property
+    def server_capabilities(self) -> JSONObject:
+        return self._hello.capabilities if self._hello is not None else {}
+
+    async def initialize(self) -> None:
+        """``initialize`` then ``notifications/initialized``; once, however many ask at once."""
+        async with self._lock:
+            if self._hello is None:
+                message: JSONObject = {
+                    "jsonrpc": "2.0",
+                    "id": self._next_id(),
+                    "method": "initialize",
+                    "params": initialize_params(self._options, self._handlers),
+                }
+                hello = ServerHello.parse(await self._connection.request(message))
+                await self._connection.notify(INITIALIZED)
+                self._hello = hello
+
+    async def request(self, method: str, params: JSONObject, sink: NotificationSink | None) -> JSONObject:
+        await self.initialize()
+        message: JSONObject = {"jsonrpc": "2.0", "id": self._next_id(), "method": method, "params": params}
+        return await self._connection.request(message, None, sink)
+
+    async def close(self) -> None:
+        """Nothing to end here: the session ends with the process (the client stops it)."""
+        self._hello = None
