@@ -42,12 +42,12 @@ from fastapi_mrtr import (
     JsonRpcError,
     PromptMessage,
     ServerOptions,
-    TaskConfig,
     TextContent,
     TextResourceContents,
     ToolContext,
     __version__,
 )
+from fastapi_mrtr.tasks import TaskConfig
 
 SERVER_NAME = "fastapi-mrtr-everything-server"
 CITY_SUGGESTIONS = ("paris", "park", "party")
