@@ -94,7 +94,9 @@ class ServerOptions:
     ``legacy_max_subscription_uri_length`` (``resources/subscribe`` per session: how many URIs, how
     long each), ``legacy_max_ended_sessions`` (ended sessions this process remembers without a
     relay; past it the oldest sessions end early), ``relay`` (a ``RedisRelay``, so that any replica
-    serves any request of a session: answers, resumed streams, DELETE, notifications).
+    serves any request of a session: answers, resumed streams, DELETE, notifications; and a task's
+    cancel reaches the replica running it). Tasks: ``task_lease_seconds`` (how long a task's runner
+    holds it without a heartbeat; a replica that died is replaced that long after, docs/tasks.md).
     Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
     ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
     (open streams of one caller: its client address), ``subscription_max_seconds``
@@ -134,6 +136,7 @@ class ServerOptions:
     legacy_max_subscription_uri_length: int = 2048
     legacy_max_ended_sessions: int = 100_000
     relay: RedisRelay | None = None
+    task_lease_seconds: float = 30.0
 
     subscriptions: bool = True
     subscription_max_streams: int = 1000
