@@ -383,7 +383,10 @@ class MCP:
         if self._endpoint.legacy is not None:
             await self._endpoint.legacy.aclose()
         if self._task_legs is not None:
-            await self._task_legs.aclose()
+            await self._task_legs.aclose()  # before the store closes: stopped legs give their leases back
+        close_store = getattr(self.task_store, "aclose", None)
+        if close_store is not None:  # e.g. RedisTaskStore's own client
+            await close_store()
         if self._auth is not None:
             await self._auth.aclose()
         if self.options.relay is not None:

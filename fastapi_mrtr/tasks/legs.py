@@ -156,9 +156,11 @@ class TaskLegs:
         self._closing = True
         for job in list(self._running.values()):
             job.cancel()
-        pending = [*self._running.values(), *self._background]
-        if pending:
-            await asyncio.wait(pending, timeout=5)
+        if self._running:
+            await asyncio.wait(list(self._running.values()), timeout=5)
+        await asyncio.sleep(0)  # each stopped leg's done callback spawns its settle: wait for those too
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=5)
         await self._heartbeat.aclose()
 
     def _spawn(self, work: Awaitable[Any]) -> None:

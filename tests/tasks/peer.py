@@ -28,7 +28,7 @@ def check_task_shape(body: dict[str, Any], result_type: str) -> None:
     assert status in DETAIL_BY_STATUS
     extra = DETAIL_BY_STATUS[status] if result_type == "complete" else set()
     keys = set(body) - {"resultType", "_meta"}  # _meta: any result's (serverInfo)
-    assert TASK_FIELDS <= keys, body
+    assert keys >= TASK_FIELDS, body
     assert keys <= TASK_FIELDS | OPTIONAL_TASK_FIELDS | extra, body
     assert extra <= keys, body
     assert isinstance(body["taskId"], str) and len(body["taskId"]) >= 22  # >= 128 random bits
