@@ -38,7 +38,6 @@ logger = logging.getLogger("fastapi_mrtr")
 
 LEASE_SECONDS = 30.0
 CANCEL_MESSAGE = "task_cancel"  # the relay message that cancels a leg wherever it runs
-RELEASED = "released"  # a leg stopped by this process's shutdown: another replica resumes it
 PROGRESS = "notifications/progress"
 
 
@@ -102,6 +101,11 @@ class TaskLegs:
     def is_running(self, task_id: str) -> bool:
         return task_id in self._running
 
+    @property
+    def closing(self) -> bool:
+        """Whether this process is shutting down (it takes no task over then)."""
+        return self._closing
+
     def take_lease(self, record: TaskRecord) -> None:
         """Mark ``record`` as run by this process (written by the caller with its other changes)."""
         record.lease_owner = self.owner
@@ -152,7 +156,7 @@ class TaskLegs:
             self.cancel(task_id)
 
     async def aclose(self) -> None:
-        """Stop every leg of this process (the app is shutting down): each gives its lease back."""
+        """Stop every leg of this process (the app is shutting down) and give their leases back."""
         self._closing = True
         for job in list(self._running.values()):
             job.cancel()
@@ -175,10 +179,12 @@ class TaskLegs:
             self._lost.discard(task_id)
             return  # the process that holds the lease now writes the outcome
         outcome = _outcome_of(job, record)
-        if outcome[0] == CANCELLED and self._closing:
-            outcome = (RELEASED, None)
+        if self._closing and outcome[0] == CANCELLED:  # stopped by the shutdown, not by tasks/cancel
+            edit: Callable[[TaskRecord], bool] = lambda task: _release(task, self.owner)  # noqa: E731
+        else:
+            edit = lambda task: _apply(task, outcome, record, self.owner)  # noqa: E731
         try:
-            await change(self.store, task_id, lambda task: _apply(task, outcome, record, self.owner))
+            await change(self.store, task_id, edit)
         except Exception:  # the store failed: the task keeps its last state and its lease lapses
             logger.exception("task %s: could not record how its leg ended", task_id)
 
@@ -214,9 +220,6 @@ def _apply(task: TaskRecord, outcome: tuple[str, Any], record: CallRecord, owner
     status, payload = outcome
     task.lease_owner = None
     task.lease_expires_at = None
-    if status == RELEASED and not task.cancel_requested:
-        task.status_message = "Interrupted; resumes when next read"
-        return True  # still working, with no lease: the next replica to read it resumes it
     if task.cancel_requested and status != COMPLETED:
         status = CANCELLED  # cancelled while it ran: a leg that still finished keeps its result
     task.flow_id = record.flow_id or task.flow_id
@@ -228,6 +231,16 @@ def _apply(task: TaskRecord, outcome: tuple[str, Any], record: CallRecord, owner
         task.status, task.error = FAILED, payload
         task.status_message = f"Failed: {payload.get('message')}"
     else:
+        task.status, task.status_message = CANCELLED, "Cancelled"
+    return True
+
+
+def _release(task: TaskRecord, owner: str) -> bool:
+    """Give the lease back; the task stays as it is (a cancel requested meanwhile still wins)."""
+    if task.terminal or task.lease_owner != owner:
+        return False
+    task.lease_owner, task.lease_expires_at = None, None
+    if task.cancel_requested:
         task.status, task.status_message = CANCELLED, "Cancelled"
     return True
 

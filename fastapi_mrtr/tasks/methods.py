@@ -26,7 +26,7 @@ from fastapi_mrtr.engine.rounds import missing_capability
 from fastapi_mrtr.integration.tool_methods import ToolMethods
 from fastapi_mrtr.tasks.leases import lease_lapsed, take_over
 from fastapi_mrtr.tasks.legs import TaskLegs, TaskNotifier
-from fastapi_mrtr.tasks.record import TaskRecord
+from fastapi_mrtr.tasks.record import TaskRecord, principal_digest
 from fastapi_mrtr.tasks.store import change
 from fastapi_mrtr.tasks.tool_calls import PROGRESS_TOKEN_OF_TASKS
 from fastapi_mrtr.transport.request import RpcRequest
@@ -114,7 +114,7 @@ class TaskMethods:
     async def _live_task_of(self, rpc: RpcRequest) -> TaskRecord:
         """The caller's task, taken over first when its runner's lease lapsed (``leases``)."""
         task = await self._task_of(rpc)
-        if not lease_lapsed(task) or self._legs.is_running(task.task_id):
+        if not lease_lapsed(task) or self._legs.is_running(task.task_id) or self._legs.closing:
             return task
         tool = self._tools.registry.resolved().get(task.tool)
         resumable = tool is None or tool.spec.task is None or tool.spec.task.resumable  # gone: _resume fails it
@@ -136,7 +136,7 @@ class TaskMethods:
         if not isinstance(task_id, str) or not task_id:
             raise ServerError(INVALID_PARAMS, f"Invalid params: {rpc.method} needs taskId, a string")
         task = await self._store.get(task_id)
-        if task is None or task.principal != self._options.principal_resolver(rpc.headers):
+        if task is None or task.principal != principal_digest(self._options.principal_resolver(rpc.headers)):
             raise task_not_found()
         return task
 

@@ -75,6 +75,9 @@ class TaskPeer:
         response = await self.send(method, params, name=name)
         message: dict[str, Any] = response.json()
         message["status"] = response.status_code
+        result = message.get("result")
+        if isinstance(result, dict) and "_meta" in result:  # every result names the server; no more
+            assert set(result.pop("_meta")) == {"io.modelcontextprotocol/serverInfo"}
         return message
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from fastapi_mrtr import MCP, Context, ServerOptions, TaskConfig
 from fastapi_mrtr.state.redis_relay import RedisRelay
-from fastapi_mrtr.tasks.record import TaskRecord, new_task_id
+from fastapi_mrtr.tasks.record import TaskRecord, new_task_id, principal_digest
 from fastapi_mrtr.tasks.redis_store import RedisTaskStore
 from tests.scaleout.services import RedisServer
 from tests.support import running_server
@@ -197,7 +197,7 @@ async def plant_crashed(store: RedisTaskStore, tool: str, arguments: dict[str, A
     """A task as a replica killed mid-leg leaves it: working, its lease held by a dead process."""
     task = TaskRecord(
         task_id=new_task_id(),
-        principal="Bearer alice",
+        principal=principal_digest("Bearer alice"),
         tool=tool,
         arguments=arguments,
         ttl_ms=60_000,
