@@ -52,9 +52,7 @@ async def pay(key: str, job: int) -> str:
 
 
 class SayWhichReplica:
-    """Adds ``x-replica`` to every response. Pure ASGI on purpose: a ``BaseHTTPMiddleware`` runs the
-    rest of the stack in another task, and a tool call walks that stack, so cancelling a task's leg
-    would have to cross that task boundary."""
+    """Adds ``x-replica`` to every response (pure ASGI: nothing runs between a tool call and its handler)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
