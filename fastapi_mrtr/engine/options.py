@@ -156,6 +156,8 @@ class ServerOptions:
             raise ValueError("max_body_bytes and page_size must be positive")
         if self.cache_ttl_ms < 0:
             raise ValueError("cache_ttl_ms must be >= 0")
+        if not (math.isfinite(self.task_lease_seconds) and self.task_lease_seconds > 0):
+            raise ValueError(f"task_lease_seconds must be a positive number of seconds, not {self.task_lease_seconds!r}")
         if min(self.subscription_max_streams, self.subscription_max_streams_per_caller) <= 0:
             raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
         if min(self.legacy_max_streams, self.legacy_max_streams_per_caller) <= 0:
