@@ -197,7 +197,9 @@ class MCP:
         """Serve the tasks extension (once): tools/call that may promote, tasks/*, the capability."""
         if self._task_legs is not None:
             return
-        self._task_legs = TaskLegs(self.task_store)
+        self._task_legs = TaskLegs(
+            self.task_store, lease_seconds=self.options.task_lease_seconds, relay=self.options.relay
+        )
         calls = TaskToolCalls(self._tools, self._task_legs, self.options)
         methods = TaskMethods(self._tools, self._task_legs, self.options)
         self._methods["tools/call"] = calls.call_tool
@@ -316,6 +318,8 @@ class MCP:
         if message.get("t") == "notify":
             params = message.get("params")
             self._publish_here(str(message.get("method")), params if isinstance(params, dict) else None)
+        elif self._task_legs is not None and self._task_legs.on_relay_message(message):
+            return  # a task's cancel, for the leg running here
         elif self._endpoint.legacy is not None:
             self._endpoint.legacy.on_relay_message(message)
 
@@ -379,7 +383,10 @@ class MCP:
         if self._endpoint.legacy is not None:
             await self._endpoint.legacy.aclose()
         if self._task_legs is not None:
-            await self._task_legs.aclose()
+            await self._task_legs.aclose()  # before the store closes: stopped legs give their leases back
+        close_store = getattr(self.task_store, "aclose", None)
+        if close_store is not None:  # e.g. RedisTaskStore's own client
+            await close_store()
         if self._auth is not None:
             await self._auth.aclose()
         if self.options.relay is not None:

@@ -107,7 +107,7 @@ EXPECTED: dict[str, list[str]] = {
         "StateKeyRing",
         "arguments_digest",
     ],
-    "fastapi_mrtr.tasks": ["InMemoryTaskStore", "TaskConfig", "TaskRecord", "TaskStore"],
+    "fastapi_mrtr.tasks": ["InMemoryTaskStore", "RedisTaskStore", "TaskConfig", "TaskRecord", "TaskStore"],
     "fastapi_mrtr.stdio": ["AUTHORIZATION_ENV", "serve_stdio", "serve_stdio_async"],
     "fastapi_mrtr.client": [
         "ClientOptions",

@@ -96,7 +96,9 @@ class ServerOptions:
     ``legacy_max_subscription_uri_length`` (``resources/subscribe`` per session: how many URIs, how
     long each), ``legacy_max_ended_sessions`` (ended sessions this process remembers without a
     relay; past it the oldest sessions end early), ``relay`` (a ``RedisRelay``, so that any replica
-    serves any request of a session: answers, resumed streams, DELETE, notifications).
+    serves any request of a session: answers, resumed streams, DELETE, notifications; and a task's
+    cancel reaches the replica running it). Tasks: ``task_lease_seconds`` (how long a task's runner
+    holds it without a heartbeat; a replica that died is replaced that long after, docs/tasks.md).
     Subscriptions: ``subscriptions`` (serve ``subscriptions/listen`` and advertise ``listChanged``),
     ``subscription_max_streams`` (open streams at once), ``subscription_max_streams_per_caller``
     (open streams of one caller: its client address), ``subscription_max_seconds``
@@ -139,6 +141,7 @@ class ServerOptions:
     legacy_max_subscription_uri_length: int = 2048
     legacy_max_ended_sessions: int = 100_000
     relay: RedisRelay | None = None
+    task_lease_seconds: float = 30.0
 
     subscriptions: bool = True
     subscription_max_streams: int = 1000
@@ -160,6 +163,9 @@ class ServerOptions:
             raise ValueError("max_body_bytes and page_size must be positive")
         if self.cache_ttl_ms < 0:
             raise ValueError("cache_ttl_ms must be >= 0")
+        if not (math.isfinite(self.task_lease_seconds) and self.task_lease_seconds > 0):
+            lease = self.task_lease_seconds
+            raise ValueError(f"task_lease_seconds must be a positive number of seconds, not {lease!r}")
         if min(self.subscription_max_streams, self.subscription_max_streams_per_caller) <= 0:
             raise ValueError("subscription_max_streams and subscription_max_streams_per_caller must be positive")
         if min(self.legacy_max_streams, self.legacy_max_streams_per_caller) <= 0:

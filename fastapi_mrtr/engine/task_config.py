@@ -22,12 +22,16 @@ class TaskConfig:
     (or stops to ask, before it became a task) within them answers as a plain call.
     ``ttl_ms``: how long the task is kept after its creation (None: until the store is cleared).
     ``poll_interval_ms``: the polling interval suggested to the client.
+    ``resumable``: whether another replica may run the task again from its ledger when the process
+    running it died (True: the handler is replayed, so its side effects must be safe to repeat,
+    e.g. keyed by ``ctx.idempotency_key``; False: such a task ends ``failed``). docs/tasks.md, Storage.
     """
 
     mode: TaskMode = "optional"
     promote_after: float = 1.0
     ttl_ms: int | None = 3_600_000
     poll_interval_ms: int | None = 1000
+    resumable: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in ("optional", "required"):

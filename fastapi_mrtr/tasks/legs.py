@@ -8,10 +8,12 @@ a result (``completed``, tool errors included), a :class:`~fastapi_mrtr.wire.err
 this task, and the answers and ``ctx.once`` results reached so far are kept for the next leg), or
 cancellation (``cancelled``). No leg waits for a person: a parked task holds no worker.
 
-While a leg runs, this process holds the task's lease (``lease_owner``, ``lease_expires_at``) and
-renews it every third of :data:`LEASE_SECONDS`; the record says who runs it. A process that shuts
-down gives its legs' leases back (the tasks stay ``working``) instead of calling them cancelled: with
-a shared store another replica may take them over once the lease is free.
+While a leg runs, this process holds the task's lease (``lease_owner``), renewed by a heartbeat
+(``leases``); if the process dies, another replica takes the task over. A cancel requested on
+another replica reaches the leg here through the relay (``ServerOptions.relay``: a ``task_cancel``
+message to every replica), else at the next heartbeat. A leg whose lease another process holds
+now ends here without writing anything; one stopped by this process's shutdown gives its lease
+back (the task stays ``working``, and the next replica to read it resumes it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi_mrtr.engine.call import CallRecord, Notify
+from fastapi_mrtr.state.redis_relay import RedisRelay
+from fastapi_mrtr.tasks.leases import LeaseHeartbeat
 from fastapi_mrtr.tasks.record import TaskRecord
 from fastapi_mrtr.tasks.store import TaskStore, change
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
@@ -32,7 +36,8 @@ from fastapi_mrtr.wire.tasks import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED
 
 logger = logging.getLogger("fastapi_mrtr")
 
-LEASE_SECONDS = 60.0
+LEASE_SECONDS = 30.0
+CANCEL_MESSAGE = "task_cancel"  # the relay message that cancels a leg wherever it runs
 PROGRESS = "notifications/progress"
 
 
@@ -73,45 +78,44 @@ class TaskNotifier:
 class TaskLegs:
     """The legs running in this process, by task id."""
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(
+        self, store: TaskStore, *, lease_seconds: float = LEASE_SECONDS, relay: RedisRelay | None = None
+    ) -> None:
         self.store = store
         self.owner = secrets.token_hex(8)  # this process, in the lease fields
+        self.lease_seconds = lease_seconds
+        self._relay = relay
         self._running: dict[str, asyncio.Task[JSONObject]] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._lost: set[str] = set()  # legs stopped because another process holds their lease now
         self._closing = False
+        self._heartbeat = LeaseHeartbeat(
+            store,
+            owner=self.owner,
+            lease_seconds=lease_seconds,
+            running=lambda: list(self._running),
+            on_cancel=self.cancel,
+            on_lost=self._lose,
+        )
 
     def is_running(self, task_id: str) -> bool:
         return task_id in self._running
 
+    @property
+    def closing(self) -> bool:
+        """Whether this process is shutting down (it takes no task over then)."""
+        return self._closing
+
     def take_lease(self, record: TaskRecord) -> None:
         """Mark ``record`` as run by this process (written by the caller with its other changes)."""
         record.lease_owner = self.owner
-        record.lease_expires_at = time.time() + LEASE_SECONDS
+        record.lease_expires_at = time.time() + self.lease_seconds
 
     def run(self, task_id: str, job: asyncio.Task[JSONObject], record: CallRecord) -> None:
         """Follow a leg already running as ``job``: settle the task when it ends."""
         self._running[task_id] = job
-        renewal = asyncio.ensure_future(self._renew_lease(task_id, job))
-
-        def ended(done: asyncio.Task[JSONObject]) -> None:
-            renewal.cancel()
-            self._spawn(self.settle(task_id, done, record))
-
-        job.add_done_callback(ended)
-
-    async def _renew_lease(self, task_id: str, job: asyncio.Task[JSONObject]) -> None:
-        def renew(record: TaskRecord) -> bool:
-            if record.terminal or record.lease_owner != self.owner:
-                return False
-            record.lease_expires_at = time.time() + LEASE_SECONDS
-            return True
-
-        while not job.done():
-            await asyncio.sleep(LEASE_SECONDS / 3)
-            try:
-                await change(self.store, task_id, renew)
-            except Exception as exc:  # the store is down: the leg goes on; the lease may lapse
-                logger.warning("task %s: could not renew its lease: %s", task_id[:8], exc)
+        job.add_done_callback(lambda done: self._spawn(self.settle(task_id, done, record)))
+        self._heartbeat.ensure_started()
 
     def start(self, task_id: str, leg: Callable[[], Awaitable[JSONObject]], record: CallRecord) -> None:
         """Start a leg (a replay after ``tasks/update``) and follow it."""
@@ -126,14 +130,42 @@ class TaskLegs:
         job.cancel()
         return True
 
+    async def cancel_everywhere(self, task_id: str) -> None:
+        """Cancel the leg of ``task_id`` here, or ask every replica to (the one running it will);
+        without a relay, the runner sees the cancel flag at its next heartbeat."""
+        if self.cancel(task_id) or self._relay is None:
+            return
+        try:
+            await self._relay.broadcast({"t": CANCEL_MESSAGE, "task": task_id})
+        except Exception as exc:  # the flag is written: the runner's heartbeat still sees it
+            logger.warning("task %s: could not relay its cancel (%s)", task_id[:8], exc)
+
+    def on_relay_message(self, message: JSONObject) -> bool:
+        """Handle a message from another replica if it is about tasks (True), else False."""
+        if message.get("t") != CANCEL_MESSAGE:
+            return False
+        task_id = message.get("task")
+        if isinstance(task_id, str):
+            self.cancel(task_id)
+        return True
+
+    def _lose(self, task_id: str) -> None:
+        if self.is_running(task_id):
+            logger.warning("task %s: another process holds its lease now; its leg here stops", task_id[:8])
+            self._lost.add(task_id)
+            self.cancel(task_id)
+
     async def aclose(self) -> None:
         """Stop every leg of this process (the app is shutting down) and give their leases back."""
         self._closing = True
         for job in list(self._running.values()):
             job.cancel()
-        pending = [*self._running.values(), *self._background]
-        if pending:
-            await asyncio.wait(pending, timeout=5)
+        if self._running:
+            await asyncio.wait(list(self._running.values()), timeout=5)
+        await asyncio.sleep(0)  # each stopped leg's done callback spawns its settle: wait for those too
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=5)
+        await self._heartbeat.aclose()
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         background = asyncio.ensure_future(work)
@@ -143,6 +175,9 @@ class TaskLegs:
     async def settle(self, task_id: str, job: asyncio.Task[JSONObject], record: CallRecord) -> None:
         """Write how the leg ended (see the module docstring)."""
         self._running.pop(task_id, None)
+        if task_id in self._lost:
+            self._lost.discard(task_id)
+            return  # the process that holds the lease now writes the outcome
         outcome = _outcome_of(job, record)
         if self._closing and outcome[0] == CANCELLED:  # stopped by the shutdown, not by tasks/cancel
             edit: Callable[[TaskRecord], bool] = lambda task: _release(task, self.owner)  # noqa: E731
@@ -180,12 +215,11 @@ def _outcome_of(job: asyncio.Task[JSONObject], record: CallRecord) -> tuple[str,
 
 def _apply(task: TaskRecord, outcome: tuple[str, Any], record: CallRecord, owner: str) -> bool:
     """Edit the task for the leg's outcome; False when it already ended (e.g. cancelled meanwhile)."""
-    if task.terminal:
-        return False
+    if task.terminal or task.lease_owner not in (None, owner):
+        return False  # ended meanwhile, or another process took the task over: its outcome wins
     status, payload = outcome
-    if task.lease_owner == owner:
-        task.lease_owner = None
-        task.lease_expires_at = None
+    task.lease_owner = None
+    task.lease_expires_at = None
     if task.cancel_requested and status != COMPLETED:
         status = CANCELLED  # cancelled while it ran: a leg that still finished keeps its result
     task.flow_id = record.flow_id or task.flow_id

@@ -24,6 +24,7 @@ from fastapi_mrtr.engine.ledger import ReplayLedger
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import missing_capability
 from fastapi_mrtr.integration.tool_methods import ToolMethods
+from fastapi_mrtr.tasks.leases import lease_lapsed, take_over
 from fastapi_mrtr.tasks.legs import TaskLegs, TaskNotifier
 from fastapi_mrtr.tasks.record import TaskRecord, principal_digest
 from fastapi_mrtr.tasks.store import change
@@ -58,11 +59,11 @@ class TaskMethods:
         self._options = options
 
     async def get(self, rpc: RpcRequest) -> JSONObject:
-        task = await self._task_of(rpc)
+        task = await self._live_task_of(rpc)
         return task.detailed()
 
     async def update(self, rpc: RpcRequest) -> JSONObject:
-        task = await self._task_of(rpc)
+        task = await self._live_task_of(rpc)
         responses = rpc.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise ServerError(INVALID_PARAMS, "Invalid params: tasks/update needs inputResponses, an object")
@@ -105,10 +106,25 @@ class TaskMethods:
                 record.status, record.status_message = CANCELLED, "Cancelled"
             return True
 
-        await change(self._store, task.task_id, request_cancel)
-        if runs_here:
-            self._legs.cancel(task.task_id)  # the leg settles the task as cancelled
+        cancelled = await change(self._store, task.task_id, request_cancel)
+        if cancelled is not None and not cancelled.terminal:  # a leg runs, here or elsewhere: stop it
+            await self._legs.cancel_everywhere(task.task_id)  # the leg settles the task as cancelled
         return dict(ACK)
+
+    async def _live_task_of(self, rpc: RpcRequest) -> TaskRecord:
+        """The caller's task, taken over first when its runner's lease lapsed (``leases``)."""
+        task = await self._task_of(rpc)
+        if not lease_lapsed(task) or self._legs.is_running(task.task_id) or self._legs.closing:
+            return task
+        tool = self._tools.registry.resolved().get(task.tool)
+        resumable = tool is None or tool.spec.task is None or tool.spec.task.resumable  # gone: _resume fails it
+        task, decision = await take_over(
+            self._store, task, owner=self._legs.owner, lease_seconds=self._legs.lease_seconds, resumable=resumable
+        )
+        if decision == "resume":
+            await self._resume(rpc, task)
+            task = await self._store.get(task.task_id) or task
+        return task
 
     async def _task_of(self, rpc: RpcRequest) -> TaskRecord:
         """The caller's task named by ``params.taskId``, after the checks every method makes."""
@@ -145,7 +161,7 @@ class TaskMethods:
             client_capabilities=task.client_capabilities,
             ledger=ReplayLedger(answers=dict(task.answers), once_results=dict(task.once)),
             flow_id=task.flow_id,
-            round=len(task.issued_keys),  # > 0: ctx.is_replaying
+            round=max(1, len(task.issued_keys)),  # > 0: ctx.is_replaying (after a park, or a takeover)
             progress_token=PROGRESS_TOKEN_OF_TASKS,
             notify=notifier,
             strict_replay=self._options.strict_replay,

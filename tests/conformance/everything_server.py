@@ -6,7 +6,10 @@ questions with ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` (the replay 
 
     python tests/conformance/everything_server.py --port 8000    # serves http://127.0.0.1:8000/mcp
 
-The sealing key comes from ``MRTR_STATE_KEY`` when it is set (the library reads it itself).
+The sealing key comes from ``MRTR_STATE_KEY`` when it is set (the library reads it itself). With
+``MRTR_REDIS_URL`` set, tasks live in that Redis (``RedisTaskStore``) and the replicas talk
+through it (``RedisRelay``: a task's cancel, 2025-era sessions), so several processes of this
+server behind one load balancer share their tasks and sessions.
 Fixture names and texts follow the suite's scenario descriptions (docs/conformance.md).
 
 One server serves both eras on one endpoint: the 2026-07-28 scenarios (MRTR: a question travels in
@@ -22,6 +25,7 @@ import asyncio
 import base64
 import io
 import json
+import os
 import struct
 import wave
 import zlib
@@ -47,7 +51,8 @@ from fastapi_mrtr import (
     ToolContext,
     __version__,
 )
-from fastapi_mrtr.tasks import TaskConfig
+from fastapi_mrtr.state import RedisRelay
+from fastapi_mrtr.tasks import RedisTaskStore, TaskConfig
 
 SERVER_NAME = "fastapi-mrtr-everything-server"
 CITY_SUGGESTIONS = ("paris", "park", "party")
@@ -196,8 +201,10 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
 
 def create_app() -> FastAPI:
     app = FastAPI(title=SERVER_NAME)
+    redis_url = os.environ.get("MRTR_REDIS_URL")
     mcp = MCP(
         app,
+        task_store=RedisTaskStore(redis_url) if redis_url else None,
         options=ServerOptions(
             name=SERVER_NAME,
             version=__version__,
@@ -208,6 +215,7 @@ def create_app() -> FastAPI:
             # second has its stream closed, and the client resumes it with GET + Last-Event-ID.
             # test_reconnection runs longer than that; every other tool ends well before.
             legacy_sse_close_after=0.5,
+            relay=RedisRelay(redis_url) if redis_url else None,
         ),
     )
     _tools(app, mcp)
