@@ -25,6 +25,10 @@ from fastapi_mrtr.client._errors import (
     RoundTimeoutError,
     StatusCodeError,
     StreamClosedError,
+    TaskCancelledError,
+    TaskFailedError,
+    TaskInputRequiredError,
+    TaskTimeoutError,
 )
 from fastapi_mrtr.client._handlers import (
     ElicitationHandler,
@@ -34,8 +38,10 @@ from fastapi_mrtr.client._handlers import (
     current_input_request,
 )
 from fastapi_mrtr.client._session import MrtrClient
+from fastapi_mrtr.client._task_wire import TaskInfo
+from fastapi_mrtr.client._tasks import TaskStatusCallback, ToolTask
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
-from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
+from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig, TaskOptions
 from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
@@ -79,5 +85,13 @@ __all__ = [
     "SamplingHandler",
     "StatusCodeError",
     "StreamClosedError",
+    "TaskCancelledError",
+    "TaskFailedError",
+    "TaskInfo",
+    "TaskInputRequiredError",
+    "TaskOptions",
+    "TaskStatusCallback",
+    "TaskTimeoutError",
+    "ToolTask",
     "current_input_request",
 ]

@@ -16,6 +16,7 @@ from fastapi_mrtr.client._errors import McpServerError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._headers import standard_headers
 from fastapi_mrtr.client._notifications import notification_sink
+from fastapi_mrtr.client._task_wire import with_tasks_extension
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
@@ -113,7 +114,7 @@ class ModernTransport:
                 "jsonrpc": "2.0",
                 "id": request_id,
                 "method": method,
-                "params": {**params, "_meta": self._meta(meta, token)},
+                "params": {**params, "_meta": self._meta(method, meta, token)},
             }
             headers = {**self._headers(), **standard_headers(self._protocol_version, method, params)}
             headers.update(param_headers)
@@ -142,12 +143,14 @@ class ModernTransport:
         supported = data.get("supported") if isinstance(data, dict) else None
         return isinstance(supported, list) and self.adopt_version(supported)
 
-    def _meta(self, extra: Mapping[str, Any] | None, progress_token: str | None) -> JSONObject:
+    def _meta(self, method: str, extra: Mapping[str, Any] | None, progress_token: str | None) -> JSONObject:
         meta: JSONObject = dict(extra or {})
         # The protocol keys always win: they must agree with the headers we send.
         meta[META_PROTOCOL_VERSION] = self._protocol_version
         meta[META_CLIENT_INFO] = dump(self._options.client_info)
-        meta[META_CLIENT_CAPABILITIES] = self._handlers.capabilities()
+        meta[META_CLIENT_CAPABILITIES] = with_tasks_extension(
+            self._handlers.capabilities(), method, self._options.tasks.enabled
+        )
         if self._log_level is not None:
             meta.setdefault(META_LOG_LEVEL, self._log_level)
         if progress_token is not None:

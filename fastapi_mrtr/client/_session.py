@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -26,6 +26,8 @@ from fastapi_mrtr.client._lifecycle import Lifecycle
 from fastapi_mrtr.client._loop import InputRequiredLoop
 from fastapi_mrtr.client._modern import ModernTransport
 from fastapi_mrtr.client._results import cursor_params, parse_result, seed_answers
+from fastapi_mrtr.client._task_wire import TaskInfo, ToolCallReply, tool_call_parser
+from fastapi_mrtr.client._tasks import TaskStatusCallback, ToolTask
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
@@ -54,6 +56,7 @@ from fastapi_mrtr.wire.protocol import (
 )
 
 R = TypeVar("R", bound=Result)
+T = TypeVar("T")
 C = TypeVar("C", bound="MrtrClient")
 
 _MAX_TOOL_PAGES = 100  # a server that keeps handing out cursors must not loop us forever
@@ -284,22 +287,84 @@ class MrtrClient:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
+        task_status_callback: TaskStatusCallback | None = None,
     ) -> CallToolResult | InputRequiredResult:
         """``tools/call``. With ``auto_fulfill`` (the default) the MRTR loop runs to a complete
         :class:`CallToolResult`; without it an :class:`InputRequiredResult` comes back as is and
         you retry with ``input_responses`` and ``request_state`` yourself.
 
+        A call the server turns into a task (``ClientOptions.tasks``, 2026-07-28 wire) is driven to
+        its end: polled, its questions answered by the same handlers, its result returned as if the
+        call had answered it (a ``failed`` task raises :class:`~fastapi_mrtr.client.TaskFailedError`,
+        a cancelled one :class:`~fastapi_mrtr.client.TaskCancelledError`). ``task_status_callback``
+        sees each state polled. Cancelling the call cancels the task (``tasks/cancel``).
+
         Raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` for a complete result that
         breaks the tool's ``outputSchema`` (unless ``validate_structured_content=False``)."""
+        started = await self.start_tool_call(
+            name,
+            arguments,
+            input_responses=input_responses,
+            request_state=request_state,
+            progress_callback=progress_callback,
+            meta=meta,
+        )
+        if isinstance(started, ToolTask):
+            return await started.wait(on_status=task_status_callback)
+        return started
+
+    async def start_tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: Mapping[str, InputAnswer] | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult | InputRequiredResult | ToolTask:
+        """``tools/call`` up to the point where the server answers or makes a task: like
+        :meth:`call_tool` (MRTR rounds included), but a task comes back as a
+        :class:`~fastapi_mrtr.client.ToolTask` handle instead of being waited for."""
         self._lifecycle.check_usable()
         self._tools.check_callable(name)
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        result = await self._flow(
-            "tools/call", params, CallToolResult, input_responses, request_state, progress_callback, meta
+        declared = self.options.tasks.enabled and (await self._era_transport()).era == "2026-07-28"
+        result: ToolCallReply = await self._flow(
+            "tools/call",
+            params,
+            tool_call_parser(declared),
+            input_responses,
+            request_state,
+            progress_callback,
+            meta,
         )
+        if isinstance(result, TaskInfo):
+            return self._tool_task(result, name)
         if isinstance(result, CallToolResult) and self.validate_structured_content:
             await self._tools.check_structured_content(name, result)
         return result
+
+    async def task(self, task_id: str, tool: str | None = None) -> ToolTask:
+        """A handle on a task you know the id of (one started earlier, or by another process of
+        yours: a task belongs to the caller that started it), as it is now (one ``tasks/get``).
+        ``tool`` names its tool, for the ``outputSchema`` check of its result."""
+        if (await self._era_transport()).era != "2026-07-28":
+            raise ValueError("tasks exist only on the 2026-07-28 wire, not in a 2025-era session")
+        placeholder = TaskInfo(task_id=task_id, status="working")
+        handle = self._tool_task(placeholder, tool)
+        await handle.get()
+        return handle
+
+    def _tool_task(self, info: TaskInfo, tool: str | None) -> ToolTask:
+        async def send(method: str, params: JSONObject) -> JSONObject:
+            return await self._request(method, params, None, None)
+
+        async def check(result: CallToolResult) -> None:
+            if tool is not None and self.validate_structured_content:
+                await self._tools.check_structured_content(tool, result)
+
+        return ToolTask(info, send, self._handlers, self.options.tasks, self.options.input_required_config, check)
 
     async def get_prompt(
         self,
@@ -316,7 +381,13 @@ class MrtrClient:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         return await self._flow(
-            "prompts/get", params, GetPromptResult, input_responses, request_state, progress_callback, meta
+            "prompts/get",
+            params,
+            _parser(GetPromptResult, "prompts/get"),
+            input_responses,
+            request_state,
+            progress_callback,
+            meta,
         )
 
     async def read_resource(
@@ -330,7 +401,13 @@ class MrtrClient:
     ) -> ReadResourceResult | InputRequiredResult:
         """``resources/read``, with the same MRTR behaviour as :meth:`call_tool`."""
         return await self._flow(
-            "resources/read", {"uri": uri}, ReadResourceResult, input_responses, request_state, progress_callback, meta
+            "resources/read",
+            {"uri": uri},
+            _parser(ReadResourceResult, "resources/read"),
+            input_responses,
+            request_state,
+            progress_callback,
+            meta,
         )
 
     async def request(
@@ -356,15 +433,15 @@ class MrtrClient:
         self,
         method: str,
         params: JSONObject,
-        model: type[R],
+        parse: Callable[[JSONObject], T | InputRequiredResult],
         input_responses: Mapping[str, InputAnswer] | None,
         request_state: str | None,
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
-    ) -> R | InputRequiredResult:
+    ) -> T | InputRequiredResult:
         (await self._era_transport()).check_seed(bool(input_responses) or request_state is not None)
 
-        async def send(answers: InputResponses | None, state: str | None) -> R | InputRequiredResult:
+        async def send(answers: InputResponses | None, state: str | None) -> T | InputRequiredResult:
             # The original params every time; only the MRTR fields change between rounds.
             round_params = dict(params)
             if answers:
@@ -372,9 +449,9 @@ class MrtrClient:
             if state is not None:
                 round_params["requestState"] = state
             raw = await self._request(method, round_params, progress_callback, meta)
-            return parse_result(raw, model, method)
+            return parse(raw)
 
-        loop: InputRequiredLoop[R] = InputRequiredLoop(
+        loop: InputRequiredLoop[T] = InputRequiredLoop(
             send, self._handlers, self.options.input_required_config, self.options.state_only_backoff
         )
         return await loop.run(seed_answers(input_responses), request_state)
@@ -422,3 +499,8 @@ class MrtrClient:
 
     def _new_id(self) -> int:
         return next(self._ids)
+
+
+def _parser(model: type[R], method: str) -> Callable[[JSONObject], R | InputRequiredResult]:
+    """How to read one reply of an MRTR method that answers ``model`` when complete."""
+    return lambda raw: parse_result(raw, model, method)
