@@ -8,7 +8,10 @@ a result (``completed``, tool errors included), a :class:`~fastapi_mrtr.wire.err
 this task, and the answers and ``ctx.once`` results reached so far are kept for the next leg), or
 cancellation (``cancelled``). No leg waits for a person: a parked task holds no worker.
 
-While a leg runs, this process holds the task's lease (``lease_owner``); the record says who runs it.
+While a leg runs, this process holds the task's lease (``lease_owner``, ``lease_expires_at``) and
+renews it every third of :data:`LEASE_SECONDS`; the record says who runs it. A process that shuts
+down gives its legs' leases back (the tasks stay ``working``) instead of calling them cancelled: with
+a shared store another replica may take them over once the lease is free.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class TaskLegs:
         self.owner = secrets.token_hex(8)  # this process, in the lease fields
         self._running: dict[str, asyncio.Task[JSONObject]] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._closing = False
 
     def is_running(self, task_id: str) -> bool:
         return task_id in self._running
@@ -87,7 +91,27 @@ class TaskLegs:
     def run(self, task_id: str, job: asyncio.Task[JSONObject], record: CallRecord) -> None:
         """Follow a leg already running as ``job``: settle the task when it ends."""
         self._running[task_id] = job
-        job.add_done_callback(lambda done: self._spawn(self.settle(task_id, done, record)))
+        renewal = asyncio.ensure_future(self._renew_lease(task_id, job))
+
+        def ended(done: asyncio.Task[JSONObject]) -> None:
+            renewal.cancel()
+            self._spawn(self.settle(task_id, done, record))
+
+        job.add_done_callback(ended)
+
+    async def _renew_lease(self, task_id: str, job: asyncio.Task[JSONObject]) -> None:
+        def renew(record: TaskRecord) -> bool:
+            if record.terminal or record.lease_owner != self.owner:
+                return False
+            record.lease_expires_at = time.time() + LEASE_SECONDS
+            return True
+
+        while not job.done():
+            await asyncio.sleep(LEASE_SECONDS / 3)
+            try:
+                await change(self.store, task_id, renew)
+            except Exception as exc:  # the store is down: the leg goes on; the lease may lapse
+                logger.warning("task %s: could not renew its lease: %s", task_id[:8], exc)
 
     def start(self, task_id: str, leg: Callable[[], Awaitable[JSONObject]], record: CallRecord) -> None:
         """Start a leg (a replay after ``tasks/update``) and follow it."""
@@ -103,7 +127,8 @@ class TaskLegs:
         return True
 
     async def aclose(self) -> None:
-        """Cancel every leg of this process (the app is shutting down)."""
+        """Stop every leg of this process (the app is shutting down) and give their leases back."""
+        self._closing = True
         for job in list(self._running.values()):
             job.cancel()
         pending = [*self._running.values(), *self._background]
@@ -119,8 +144,12 @@ class TaskLegs:
         """Write how the leg ended (see the module docstring)."""
         self._running.pop(task_id, None)
         outcome = _outcome_of(job, record)
+        if self._closing and outcome[0] == CANCELLED:  # stopped by the shutdown, not by tasks/cancel
+            edit: Callable[[TaskRecord], bool] = lambda task: _release(task, self.owner)  # noqa: E731
+        else:
+            edit = lambda task: _apply(task, outcome, record, self.owner)  # noqa: E731
         try:
-            await change(self.store, task_id, lambda task: _apply(task, outcome, record, self.owner))
+            await change(self.store, task_id, edit)
         except Exception:  # the store failed: the task keeps its last state and its lease lapses
             logger.exception("task %s: could not record how its leg ended", task_id)
 
@@ -168,6 +197,16 @@ def _apply(task: TaskRecord, outcome: tuple[str, Any], record: CallRecord, owner
         task.status, task.error = FAILED, payload
         task.status_message = f"Failed: {payload.get('message')}"
     else:
+        task.status, task.status_message = CANCELLED, "Cancelled"
+    return True
+
+
+def _release(task: TaskRecord, owner: str) -> bool:
+    """Give the lease back; the task stays as it is (a cancel requested meanwhile still wins)."""
+    if task.terminal or task.lease_owner != owner:
+        return False
+    task.lease_owner, task.lease_expires_at = None, None
+    if task.cancel_requested:
         task.status, task.status_message = CANCELLED, "Cancelled"
     return True
 

@@ -25,7 +25,7 @@ from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.engine.rounds import missing_capability
 from fastapi_mrtr.integration.tool_methods import ToolMethods
 from fastapi_mrtr.tasks.legs import TaskLegs, TaskNotifier
-from fastapi_mrtr.tasks.record import TaskRecord
+from fastapi_mrtr.tasks.record import TaskRecord, principal_digest
 from fastapi_mrtr.tasks.store import change
 from fastapi_mrtr.tasks.tool_calls import PROGRESS_TOKEN_OF_TASKS
 from fastapi_mrtr.transport.request import RpcRequest
@@ -120,7 +120,7 @@ class TaskMethods:
         if not isinstance(task_id, str) or not task_id:
             raise ServerError(INVALID_PARAMS, f"Invalid params: {rpc.method} needs taskId, a string")
         task = await self._store.get(task_id)
-        if task is None or task.principal != self._options.principal_resolver(rpc.headers):
+        if task is None or task.principal != principal_digest(self._options.principal_resolver(rpc.headers)):
             raise task_not_found()
         return task
 

@@ -3,8 +3,8 @@
 Everything a replica needs to answer ``tasks/get``, take ``tasks/update`` and ``tasks/cancel``, and
 run the task's next leg lives in the record, so a store that keeps JSON (Redis) can hold it:
 
-``principal``     whom the task belongs to (``ServerOptions.principal_resolver``); another caller's
-                  id answers exactly like an unknown one
+``principal``     whom the task belongs to: a digest of ``ServerOptions.principal_resolver``'s
+                  answer (:func:`principal_digest`); another caller's id answers like an unknown one
 ``tool``, ``arguments``     what a leg replays
 ``client_capabilities``   what the ``tools/call`` declared; a later leg adds what ``tasks/update`` declares
 ``flow_id``       the flow id every leg runs with, so ``ctx.idempotency_key(step)`` is the same on
@@ -23,6 +23,7 @@ Times are seconds since the epoch (floats); the wire shows them as ISO 8601.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,14 @@ JSONObject = dict[str, Any]
 def new_task_id() -> str:
     """An unguessable task id: 192 random bits, URL-safe (a task id is as good as a bearer token)."""
     return secrets.token_urlsafe(24)
+
+
+def principal_digest(principal: str | None) -> str | None:
+    """What a record keeps of its caller: a digest, never the credential the principal may be
+    (the default principal is the ``Authorization`` header)."""
+    if principal is None:
+        return None
+    return hashlib.sha256(b"fastapi-mrtr task owner\x00" + principal.encode()).hexdigest()
 
 
 def iso8601(epoch: float) -> str:

@@ -26,7 +26,7 @@ from fastapi_mrtr.engine.task_config import TaskConfig
 from fastapi_mrtr.integration.tool_methods import ToolMethods
 from fastapi_mrtr.integration.tools import ToolDefinition
 from fastapi_mrtr.tasks.legs import TaskLegs, TaskNotifier
-from fastapi_mrtr.tasks.record import TaskRecord, new_task_id
+from fastapi_mrtr.tasks.record import TaskRecord, new_task_id, principal_digest
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject
@@ -106,7 +106,7 @@ class TaskToolCalls:
             record.flow_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
         task = TaskRecord(
             task_id=new_task_id(),
-            principal=self._options.principal_resolver(rpc.headers),
+            principal=principal_digest(self._options.principal_resolver(rpc.headers)),
             tool=tool.name,
             arguments=arguments,
             ttl_ms=config.ttl_ms,

@@ -405,7 +405,7 @@ def _mrtr_tools(app: FastAPI, mcp: MCP) -> None:
         return f"Hello, {_text_of(reply.content)}!"
 
 
-def _task_tools(app: FastAPI, mcp: MCP) -> None:  # noqa: C901 (one small route per scenario tool)
+def _task_tools(app: FastAPI, mcp: MCP) -> None:
     """The tasks scenarios' tools (SEP-2663). A call still running after ``promote_after`` becomes a
     task for a client that declared the extension; ``promote_after=0`` makes every such call a task
     at once (the tools that must park in input_required, or end failed, inside a task)."""

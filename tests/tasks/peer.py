@@ -28,7 +28,7 @@ def check_task_shape(body: dict[str, Any], result_type: str) -> None:
     assert status in DETAIL_BY_STATUS
     extra = DETAIL_BY_STATUS[status] if result_type == "complete" else set()
     keys = set(body) - {"resultType", "_meta"}  # _meta: any result's (serverInfo)
-    assert TASK_FIELDS <= keys, body
+    assert keys >= TASK_FIELDS, body
     assert keys <= TASK_FIELDS | OPTIONAL_TASK_FIELDS | extra, body
     assert extra <= keys, body
     assert isinstance(body["taskId"], str) and len(body["taskId"]) >= 22  # >= 128 random bits
@@ -75,6 +75,9 @@ class TaskPeer:
         response = await self.send(method, params, name=name)
         message: dict[str, Any] = response.json()
         message["status"] = response.status_code
+        result = message.get("result")
+        if isinstance(result, dict) and "_meta" in result:  # every result names the server; no more
+            assert set(result.pop("_meta")) == {"io.modelcontextprotocol/serverInfo"}
         return message
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
