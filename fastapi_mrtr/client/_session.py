@@ -25,8 +25,8 @@ from fastapi_mrtr.client._legacy.transport import LegacyTransport
 from fastapi_mrtr.client._lifecycle import Lifecycle
 from fastapi_mrtr.client._loop import InputRequiredLoop
 from fastapi_mrtr.client._modern import ModernTransport
-from fastapi_mrtr.client._results import cursor_params, parse_result, seed_answers
-from fastapi_mrtr.client._task_wire import TaskInfo, ToolCallReply, tool_call_parser
+from fastapi_mrtr.client._results import cursor_params, parse_result, result_parser, seed_answers
+from fastapi_mrtr.client._task_calls import TaskCalls
 from fastapi_mrtr.client._tasks import TaskStatusCallback, ToolTask
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import HttpRpc
@@ -62,7 +62,7 @@ C = TypeVar("C", bound="MrtrClient")
 _MAX_TOOL_PAGES = 100  # a server that keeps handing out cursors must not loop us forever
 
 
-class MrtrClient:
+class MrtrClient(TaskCalls):
     """An async client for one MCP endpoint (``url``), e.g. ``http://127.0.0.1:8000/mcp``.
 
     ``http_client`` is an ``httpx.AsyncClient`` you own (auth, headers, proxies, a transport such
@@ -293,11 +293,9 @@ class MrtrClient:
         :class:`CallToolResult`; without it an :class:`InputRequiredResult` comes back as is and
         you retry with ``input_responses`` and ``request_state`` yourself.
 
-        A call the server turns into a task (``ClientOptions.tasks``, 2026-07-28 wire) is driven to
-        its end: polled, its questions answered by the same handlers, its result returned as if the
-        call had answered it (a ``failed`` task raises :class:`~fastapi_mrtr.client.TaskFailedError`,
-        a cancelled one :class:`~fastapi_mrtr.client.TaskCancelledError`). ``task_status_callback``
-        sees each state polled. Cancelling the call cancels the task (``tasks/cancel``).
+        A task the server makes of the call (``ClientOptions.tasks``) is driven to its end as by
+        :meth:`ToolTask.wait`: its result, or ``TaskFailedError`` / ``TaskCancelledError``;
+        ``task_status_callback`` sees each poll; cancelling the call cancels the task.
 
         Raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` for a complete result that
         breaks the tool's ``outputSchema`` (unless ``validate_structured_content=False``)."""
@@ -312,59 +310,6 @@ class MrtrClient:
         if isinstance(started, ToolTask):
             return await started.wait(on_status=task_status_callback)
         return started
-
-    async def start_tool_call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        input_responses: Mapping[str, InputAnswer] | None = None,
-        request_state: str | None = None,
-        progress_callback: ProgressCallback | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> CallToolResult | InputRequiredResult | ToolTask:
-        """``tools/call`` up to the point where the server answers or makes a task: like
-        :meth:`call_tool` (MRTR rounds included), but a task comes back as a
-        :class:`~fastapi_mrtr.client.ToolTask` handle instead of being waited for."""
-        self._lifecycle.check_usable()
-        self._tools.check_callable(name)
-        params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        declared = self.options.tasks.enabled and (await self._era_transport()).era == "2026-07-28"
-        result: ToolCallReply = await self._flow(
-            "tools/call",
-            params,
-            tool_call_parser(declared),
-            input_responses,
-            request_state,
-            progress_callback,
-            meta,
-        )
-        if isinstance(result, TaskInfo):
-            return self._tool_task(result, name)
-        if isinstance(result, CallToolResult) and self.validate_structured_content:
-            await self._tools.check_structured_content(name, result)
-        return result
-
-    async def task(self, task_id: str, tool: str | None = None) -> ToolTask:
-        """A handle on a task you know the id of (one started earlier, or by another process of
-        yours: a task belongs to the caller that started it), as it is now (one ``tasks/get``).
-        ``tool`` names its tool, for the ``outputSchema`` check of its result."""
-        if (await self._era_transport()).era != "2026-07-28":
-            raise ValueError("tasks exist only on the 2026-07-28 wire, not in a 2025-era session")
-        placeholder = TaskInfo(task_id=task_id, status="working")
-        handle = self._tool_task(placeholder, tool)
-        await handle.get()
-        return handle
-
-    def _tool_task(self, info: TaskInfo, tool: str | None) -> ToolTask:
-        async def send(method: str, params: JSONObject) -> JSONObject:
-            return await self._request(method, params, None, None)
-
-        async def check(result: CallToolResult) -> None:
-            if tool is not None and self.validate_structured_content:
-                await self._tools.check_structured_content(tool, result)
-
-        return ToolTask(info, send, self._handlers, self.options.tasks, self.options.input_required_config, check)
 
     async def get_prompt(
         self,
@@ -383,7 +328,7 @@ class MrtrClient:
         return await self._flow(
             "prompts/get",
             params,
-            _parser(GetPromptResult, "prompts/get"),
+            result_parser(GetPromptResult, "prompts/get"),
             input_responses,
             request_state,
             progress_callback,
@@ -403,7 +348,7 @@ class MrtrClient:
         return await self._flow(
             "resources/read",
             {"uri": uri},
-            _parser(ReadResourceResult, "resources/read"),
+            result_parser(ReadResourceResult, "resources/read"),
             input_responses,
             request_state,
             progress_callback,
@@ -499,8 +444,3 @@ class MrtrClient:
 
     def _new_id(self) -> int:
         return next(self._ids)
-
-
-def _parser(model: type[R], method: str) -> Callable[[JSONObject], R | InputRequiredResult]:
-    """How to read one reply of an MRTR method that answers ``model`` when complete."""
-    return lambda raw: parse_result(raw, model, method)
