@@ -29,6 +29,10 @@ from fastapi_mrtr.client._errors import (
     StatusCodeError,
     StdioServerError,
     StreamClosedError,
+    TaskCancelledError,
+    TaskFailedError,
+    TaskInputRequiredError,
+    TaskTimeoutError,
 )
 from fastapi_mrtr.client._handlers import (
     ElicitationHandler,
@@ -39,8 +43,10 @@ from fastapi_mrtr.client._handlers import (
 )
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._stdio import StdioServer
+from fastapi_mrtr.client._task_wire import TaskInfo
+from fastapi_mrtr.client._tasks import TaskStatusCallback, ToolTask
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback, ProgressNotification
-from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig
+from fastapi_mrtr.client.options import ClientOptions, InputRequiredConfig, TaskOptions
 from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.mrtr import (
     CreateMessageRequestParams,
@@ -86,5 +92,13 @@ __all__ = [
     "StdioServer",
     "StdioServerError",
     "StreamClosedError",
+    "TaskCancelledError",
+    "TaskFailedError",
+    "TaskInfo",
+    "TaskInputRequiredError",
+    "TaskOptions",
+    "TaskStatusCallback",
+    "TaskTimeoutError",
+    "ToolTask",
     "current_input_request",
 ]

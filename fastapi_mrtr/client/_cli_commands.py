@@ -24,6 +24,7 @@ from fastapi_mrtr.client._cli_output import (
     render_tools,
 )
 from fastapi_mrtr.client._session import MrtrClient
+from fastapi_mrtr.client._tasks import TaskStatusCallback
 from fastapi_mrtr.wire.errors import METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.protocol import (
     CallToolResult,
@@ -218,10 +219,16 @@ async def _every_page(fetch: Callable[[str | None], Awaitable[P]], items: Callab
     return collected
 
 
-async def execute(client: MrtrClient, prepared: PreparedCommand, tools: list[Tool] | None) -> Outcome:
-    """Run the command; ``tools`` is the listing already made for it (``Command.needs_tools``)."""
+async def execute(
+    client: MrtrClient,
+    prepared: PreparedCommand,
+    tools: list[Tool] | None,
+    on_task_status: TaskStatusCallback | None = None,
+) -> Outcome:
+    """Run the command; ``tools`` is the listing already made for it (``Command.needs_tools``);
+    ``on_task_status`` sees a task's states when the server runs a call as one."""
     try:
-        return await _execute(client, prepared, tools)
+        return await _execute(client, prepared, tools, on_task_status)
     except McpError as exc:
         # A server without prompts (or resources) does not know their methods: say it plainly.
         if exc.code != METHOD_NOT_FOUND or prepared.command.kind == "call":
@@ -230,14 +237,16 @@ async def execute(client: MrtrClient, prepared: PreparedCommand, tools: list[Too
         raise ValueError(f"the server offers no {what} ({exc.message})") from None
 
 
-async def _execute(client: MrtrClient, prepared: PreparedCommand, tools: list[Tool] | None) -> Outcome:
+async def _execute(
+    client: MrtrClient, prepared: PreparedCommand, tools: list[Tool] | None, on_task_status: TaskStatusCallback | None
+) -> Outcome:
     command, arguments = prepared.command, prepared.arguments
     if command.kind == "tools list":
         listed = tools if tools is not None else await client.list_all_tools()
         return Outcome({"tools": [as_sent(tool) for tool in listed]}, render_tools(listed))
     if command.kind == "call":
         assert command.target is not None
-        result = await client.call_tool(command.target, arguments)
+        result = await client.call_tool(command.target, arguments, task_status_callback=on_task_status)
         assert isinstance(result, CallToolResult)  # auto_fulfill is on
         return Outcome(as_sent(result), render_result(result), 1 if result.is_error else 0)
     if command.kind == "prompts list":

@@ -7,7 +7,8 @@ this is the client's part of it::
     ├── raised locally with -32601              no handler for an input request's method
     ├── raised locally with -32602              an input request whose params do not parse
     └── McpServerError                          the server answered with a JSON-RPC error
-                                                 (adds http_status and request_id)
+        │                                        (adds http_status and request_id)
+        └── TaskFailedError                     a task ended ``failed``: its ``error``, and task_id
     MrtrClientError                             a client-side failure that is not a JSON-RPC error
     ├── MaxRoundsExceededError                  still ``input_required`` after max_rounds
     │                                            retries; carries last_result
@@ -20,6 +21,10 @@ this is the client's part of it::
     │   └── InvalidStructuredContentError       a tool result that does not fit the tool's
     │                                            outputSchema (no structuredContent, content that
     │                                            does not conform, a schema that cannot be used)
+    ├── TaskCancelledError                      a task ended ``cancelled``; carries task_id
+    ├── TaskInputRequiredError                  a task waits for input and auto_fulfill is off;
+    │                                            carries the task handle and its questions
+    ├── TaskTimeoutError (TimeoutError)         a task outlived TaskOptions.max_wait
     ├── StatusCodeError                         a non-2xx HTTP reply without a JSON-RPC error
     │                                            about the request (whatever else its body holds)
     ├── StreamClosedError                       an SSE stream ended (or its connection dropped)
@@ -66,6 +71,14 @@ class McpServerError(McpError):
         super().__init__(code, message, data)
         self.http_status = http_status
         self.request_id = request_id
+
+
+class TaskFailedError(McpServerError):
+    """A task ended ``failed``: the JSON-RPC error it carries, as if the call had answered it."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, task_id: str) -> None:
+        super().__init__(code, message, data)
+        self.task_id = task_id
 
 
 class MrtrClientError(Exception):
@@ -168,3 +181,32 @@ def _indented(text: str) -> str:
 
 class InvalidToolHeadersError(MrtrClientError, ValueError):
     """A tool's ``x-mcp-header`` annotations break SEP-2243, so the tool must not be called."""
+
+
+class TaskCancelledError(MrtrClientError):
+    """A task ended ``cancelled`` (by ``tasks/cancel``, ours or anyone's who holds its id)."""
+
+    def __init__(self, task_id: str, status_message: str | None = None) -> None:
+        detail = f": {status_message}" if status_message else ""
+        super().__init__(f"task {task_id} was cancelled{detail}")
+        self.task_id = task_id
+        self.status_message = status_message
+
+
+class TaskInputRequiredError(MrtrClientError):
+    """A task waits for answers and ``auto_fulfill`` is off: answer with ``task.update(...)``, then
+    ``await task.wait()`` again. ``input_requests`` are the questions not answered yet."""
+
+    def __init__(self, task: Any, input_requests: Any) -> None:
+        super().__init__(f"task {task.task_id} waits for input: {', '.join(map(str, input_requests))}")
+        self.task = task  # the ToolTask (typed loosely: the handle's module imports this one)
+        self.input_requests = input_requests
+
+
+class TaskTimeoutError(MrtrClientError, TimeoutError):
+    """A task did not end within ``TaskOptions.max_wait``; it was cancelled."""
+
+    def __init__(self, task_id: str, timeout: float) -> None:
+        super().__init__(f"task {task_id} did not end within max_wait={timeout}s (cancelled)")
+        self.task_id = task_id
+        self.timeout = timeout

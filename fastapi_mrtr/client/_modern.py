@@ -16,6 +16,7 @@ from fastapi_mrtr.client._errors import McpServerError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._headers import standard_headers
 from fastapi_mrtr.client._request_meta import listening, with_meta
+from fastapi_mrtr.client._task_wire import with_tasks_extension
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
 from fastapi_mrtr.client._transport import RpcWire
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
@@ -113,7 +114,7 @@ class ModernTransport:
                 "jsonrpc": "2.0",
                 "id": request_id,
                 "method": method,
-                "params": with_meta(params, self._with_log_level(meta), listens.token, self._protocol_meta()),
+                "params": with_meta(params, self._with_log_level(meta), listens.token, self._protocol_meta(method)),
             }
             headers = {**self._headers(), **standard_headers(self._protocol_version, method, params)}
             headers.update(param_headers)
@@ -146,10 +147,12 @@ class ModernTransport:
             return meta
         return {META_LOG_LEVEL: self._log_level, **(meta or {})}
 
-    def _protocol_meta(self) -> JSONObject:
+    def _protocol_meta(self, method: str) -> JSONObject:
         """The ``_meta`` keys this wire sets on every request; they win over the caller's."""
         return {
             META_PROTOCOL_VERSION: self._protocol_version,
             META_CLIENT_INFO: dump(self._options.client_info),
-            META_CLIENT_CAPABILITIES: self._handlers.capabilities(),
+            META_CLIENT_CAPABILITIES: with_tasks_extension(
+                self._handlers.capabilities(), method, self._options.tasks.enabled
+            ),
         }

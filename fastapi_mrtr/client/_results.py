@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -51,6 +51,11 @@ def parse_result(raw: JSONObject, model: type[R], method: str) -> R | InputRequi
         return parsed
     assert isinstance(parsed, model)
     return parsed
+
+
+def result_parser(model: type[R], method: str) -> Callable[[JSONObject], R | InputRequiredResult]:
+    """How to read one reply of an MRTR method that answers ``model`` when complete."""
+    return lambda raw: parse_result(raw, model, method)
 
 
 def seed_answers(answers: Mapping[str, InputAnswer] | None) -> InputResponses | None:

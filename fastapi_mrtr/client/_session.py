@@ -11,8 +11,7 @@ usable at once, ``async with`` at most once, and closed for good by :meth:`MrtrC
 from __future__ import annotations
 
 import itertools
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -20,24 +19,22 @@ import anyio
 import httpx
 
 from fastapi_mrtr.client._era import EraTransport, open_transport
-from fastapi_mrtr.client._handlers import ElicitationHandler, InputAnswer, InputHandlers, RootsHandler, SamplingHandler
-from fastapi_mrtr.client._legacy.session import LegacySession
+from fastapi_mrtr.client._handler_setters import HandlerSetters
+from fastapi_mrtr.client._handlers import InputAnswer, InputHandlers
 from fastapi_mrtr.client._legacy.transport import LegacyTransport
 from fastapi_mrtr.client._lifecycle import Lifecycle
 from fastapi_mrtr.client._loop import InputRequiredLoop
 from fastapi_mrtr.client._modern import ModernTransport
-from fastapi_mrtr.client._notifications import notification_sink
-from fastapi_mrtr.client._results import cursor_params, parse_result, seed_answers
-from fastapi_mrtr.client._stdio import StdioConnection, StdioLegacySession, StdioServer, as_stdio_server
+from fastapi_mrtr.client._results import cursor_params, parse_result, result_parser, seed_answers
+from fastapi_mrtr.client._stdio import StdioServer
+from fastapi_mrtr.client._task_calls import TaskCalls
+from fastapi_mrtr.client._tasks import TaskStatusCallback, ToolTask
 from fastapi_mrtr.client._tool_catalogue import ToolCatalogue
-from fastapi_mrtr.client._transport import HttpRpc, RpcWire
 from fastapi_mrtr.client._types import NotificationCallback, ProgressCallback
+from fastapi_mrtr.client._wires import client_wire
 from fastapi_mrtr.client.options import ClientOptions, Era
 from fastapi_mrtr.telemetry.client import client_request, note_request_id
 from fastapi_mrtr.wire.mrtr import (
-    ELICITATION_CREATE,
-    ROOTS_LIST,
-    SAMPLING_CREATE_MESSAGE,
     InputRequiredResult,
     InputResponses,
 )
@@ -58,12 +55,13 @@ from fastapi_mrtr.wire.protocol import (
 )
 
 R = TypeVar("R", bound=Result)
+T = TypeVar("T")
 C = TypeVar("C", bound="MrtrClient")
 
 _MAX_TOOL_PAGES = 100  # a server that keeps handing out cursors must not loop us forever
 
 
-class MrtrClient:
+class MrtrClient(HandlerSetters, TaskCalls):
     """An async client for one MCP endpoint (``url``), e.g. ``http://127.0.0.1:8000/mcp``.
 
     ``http_client`` is an ``httpx.AsyncClient`` you own (auth, headers, proxies, a transport such
@@ -101,12 +99,6 @@ class MrtrClient:
         auth: httpx.Auth | None = None,
         validate_structured_content: bool = True,
     ) -> None:
-        if http_client is not None and auth is not None:
-            raise ValueError("pass auth to your own httpx.AsyncClient (AsyncClient(auth=...)), not to MrtrClient")
-        if (url is None) == (stdio is None):
-            raise ValueError("give MrtrClient either a url or stdio= (a command that runs a stdio server), one of them")
-        if stdio is not None and (http_client is not None or auth is not None or headers):
-            raise ValueError("http_client, auth and headers are for HTTP servers; a stdio server has none of them")
         self.options = options or ClientOptions()
         self._lifecycle = Lifecycle()  # also runs a 2025-era session's GET stream, or a stdio server's reader
         self._headers = dict(headers or {})
@@ -116,19 +108,12 @@ class MrtrClient:
         self._ids = itertools.count(1)
         self.validate_structured_content = validate_structured_content
         self._tools = ToolCatalogue(self.list_all_tools)
-        self._owns_http = http_client is None
-        self._stdio: StdioConnection | None = None
-        wire: RpcWire
-        if stdio is not None:
-            sink, spawn = notification_sink(None, None, on_notification), self._lifecycle.spawn
-            wire = self._stdio = StdioConnection(as_stdio_server(stdio), self._handlers, self.options, sink, spawn)
-        else:
-            assert url is not None
-            http = http_client or httpx.AsyncClient(timeout=self.options.http_timeout, auth=auth)
-            wire = self._rpc = HttpRpc(http, url)
+        self._wire = client_wire(
+            url, stdio, http_client, auth, headers, self.options, self._handlers, on_notification, self._lifecycle.spawn
+        )
         # The modern wire is also what the probe speaks; the era's transport replaces it once chosen.
         self._modern = ModernTransport(
-            wire,
+            self._wire.rpc,
             self.options,
             self._handlers,
             self._tools,
@@ -163,57 +148,11 @@ class MrtrClient:
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.aclose()
-        if self._stdio is not None:
-            await self._stdio.aclose()  # before the reader stops: it drains the server's last lines
+        await self._wire.aclose_pipes()
         await self._lifecycle.stop_background()
-        if self._stdio is None and self._owns_http:
-            await self._rpc.http.aclose()
+        await self._wire.aclose_http()
 
     # --- handlers --------------------------------------------------------------------------
-
-    def set_elicitation_handler(self, handler: ElicitationHandler | None, *, interactive: bool = False) -> None:
-        """Answer ``elicitation/create`` (form and URL mode); ``None`` unregisters.
-
-        The handler gets :class:`~fastapi_mrtr.wire.mrtr.ElicitRequestParams` and returns an
-        :class:`~fastapi_mrtr.wire.mrtr.ElicitResult` or its dict. Declares
-        ``{"elicitation": {"form": {}, "url": {}}}``. ``interactive=True``: the handler talks to
-        a person, so it takes turns with the other interactive handlers (one at a time, in the
-        order the server listed the requests) instead of running beside them.
-        """
-        self._handlers.elicitation = handler
-        self._mark_interactive(ELICITATION_CREATE, interactive)
-
-    def set_sampling_handler(self, handler: SamplingHandler | None, *, interactive: bool = False) -> None:
-        """Answer ``sampling/createMessage``; declares ``{"sampling": {}}``. Deprecated in the spec.
-
-        ``interactive``: as for :meth:`set_elicitation_handler` (a person types the model's reply).
-        """
-        warnings.warn(
-            "sampling is deprecated in MCP 2026-07-28; the handler still works",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        self._handlers.sampling = handler
-        self._mark_interactive(SAMPLING_CREATE_MESSAGE, interactive)
-
-    def set_roots_handler(self, handler: RootsHandler | None, *, interactive: bool = False) -> None:
-        """Answer ``roots/list`` (a no-argument callable); declares ``{"roots": {}}``. Deprecated.
-
-        ``interactive``: as for :meth:`set_elicitation_handler` (only if it asks a person).
-        """
-        warnings.warn(
-            "roots are deprecated in MCP 2026-07-28; the handler still works",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        self._handlers.roots = handler
-        self._mark_interactive(ROOTS_LIST, interactive)
-
-    def _mark_interactive(self, method: str, interactive: bool) -> None:
-        if interactive:
-            self._handlers.interactive.add(method)
-        else:
-            self._handlers.interactive.discard(method)
 
     @property
     def capabilities(self) -> JSONObject:
@@ -306,22 +245,29 @@ class MrtrClient:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
+        task_status_callback: TaskStatusCallback | None = None,
     ) -> CallToolResult | InputRequiredResult:
         """``tools/call``. With ``auto_fulfill`` (the default) the MRTR loop runs to a complete
         :class:`CallToolResult`; without it an :class:`InputRequiredResult` comes back as is and
         you retry with ``input_responses`` and ``request_state`` yourself.
 
+        A task the server makes of the call (``ClientOptions.tasks``) is driven to its end as by
+        :meth:`ToolTask.wait`: its result, or ``TaskFailedError`` / ``TaskCancelledError``;
+        ``task_status_callback`` sees each poll; cancelling the call cancels the task.
+
         Raises :class:`~fastapi_mrtr.client.InvalidStructuredContentError` for a complete result that
         breaks the tool's ``outputSchema`` (unless ``validate_structured_content=False``)."""
-        self._lifecycle.check_usable()
-        self._tools.check_callable(name)
-        params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        result = await self._flow(
-            "tools/call", params, CallToolResult, input_responses, request_state, progress_callback, meta
+        started = await self.start_tool_call(
+            name,
+            arguments,
+            input_responses=input_responses,
+            request_state=request_state,
+            progress_callback=progress_callback,
+            meta=meta,
         )
-        if isinstance(result, CallToolResult) and self.validate_structured_content:
-            await self._tools.check_structured_content(name, result)
-        return result
+        if isinstance(started, ToolTask):
+            return await started.wait(on_status=task_status_callback)
+        return started
 
     async def get_prompt(
         self,
@@ -338,7 +284,13 @@ class MrtrClient:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         return await self._flow(
-            "prompts/get", params, GetPromptResult, input_responses, request_state, progress_callback, meta
+            "prompts/get",
+            params,
+            result_parser(GetPromptResult, "prompts/get"),
+            input_responses,
+            request_state,
+            progress_callback,
+            meta,
         )
 
     async def read_resource(
@@ -352,7 +304,13 @@ class MrtrClient:
     ) -> ReadResourceResult | InputRequiredResult:
         """``resources/read``, with the same MRTR behaviour as :meth:`call_tool`."""
         return await self._flow(
-            "resources/read", {"uri": uri}, ReadResourceResult, input_responses, request_state, progress_callback, meta
+            "resources/read",
+            {"uri": uri},
+            result_parser(ReadResourceResult, "resources/read"),
+            input_responses,
+            request_state,
+            progress_callback,
+            meta,
         )
 
     async def request(
@@ -378,15 +336,15 @@ class MrtrClient:
         self,
         method: str,
         params: JSONObject,
-        model: type[R],
+        parse: Callable[[JSONObject], T | InputRequiredResult],
         input_responses: Mapping[str, InputAnswer] | None,
         request_state: str | None,
         progress_callback: ProgressCallback | None,
         meta: Mapping[str, Any] | None,
-    ) -> R | InputRequiredResult:
+    ) -> T | InputRequiredResult:
         (await self._era_transport()).check_seed(bool(input_responses) or request_state is not None)
 
-        async def send(answers: InputResponses | None, state: str | None) -> R | InputRequiredResult:
+        async def send(answers: InputResponses | None, state: str | None) -> T | InputRequiredResult:
             # The original params every time; only the MRTR fields change between rounds.
             round_params = dict(params)
             if answers:
@@ -394,9 +352,9 @@ class MrtrClient:
             if state is not None:
                 round_params["requestState"] = state
             raw = await self._request(method, round_params, progress_callback, meta)
-            return parse_result(raw, model, method)
+            return parse(raw)
 
-        loop: InputRequiredLoop[R] = InputRequiredLoop(
+        loop: InputRequiredLoop[T] = InputRequiredLoop(
             send, self._handlers, self.options.input_required_config, self.options.state_only_backoff
         )
         return await loop.run(seed_answers(input_responses), request_state)
@@ -410,7 +368,7 @@ class MrtrClient:
     ) -> JSONObject:
         transport = await self._era_transport()
         return await client_request(
-            self.options.telemetry, method, params, meta, str(self._rpc.url), transport.protocol_version,
+            self.options.telemetry, method, params, meta, self._wire.url, transport.protocol_version,
             lambda sent_meta: transport.request(method, params, progress=progress_callback, meta=sent_meta),
         )  # fmt: skip
 
@@ -430,14 +388,14 @@ class MrtrClient:
         return transport
 
     async def _open_legacy(self) -> EraTransport:
-        session: LegacySession | StdioLegacySession
-        if self._stdio is not None:
-            session = StdioLegacySession(self._stdio, self._handlers, self.options, self._new_id)
-        else:
-            sink, spawn = notification_sink(None, None, self._on_notification), self._lifecycle.spawn
-            session = LegacySession(
-                self._rpc, self._handlers, self.options, self._request_headers, self._new_id, sink, spawn
-            )
+        session = self._wire.legacy_session(
+            self._handlers,
+            self.options,
+            self._request_headers,
+            self._new_id,
+            self._on_notification,
+            self._lifecycle.spawn,
+        )
         legacy = LegacyTransport(session, self.options, self._new_id, self._on_progress, self._on_notification)
         return await legacy.open()
 

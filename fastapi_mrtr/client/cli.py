@@ -4,7 +4,9 @@
 and talks to it over its stdin and stdout instead (every command and option works the same).
 
 Lists and calls tools, lists and gets prompts, lists and reads resources and resource templates
-(the commands: :mod:`fastapi_mrtr.client._cli_commands`, or ``--help``). It asks you at the
+(the commands: :mod:`fastapi_mrtr.client._cli_commands`, or ``--help``). A call the server runs
+as a task shows the task's status while it runs and asks its questions the same way; Ctrl-C
+cancels it (``tasks/cancel``). It asks you at the
 terminal for every elicitation the server needs (the MRTR loop retries with your answers, on
 prompts and resources as on tools); a sampling request asks you to type the model's reply;
 ``--root URI`` (repeatable) declares the roots a server may ask for. It talks to servers of either
@@ -35,6 +37,7 @@ from fastapi_mrtr.client._cli_commands import parse_arguments as parse_arguments
 from fastapi_mrtr.client._cli_output import json_document, log_line
 from fastapi_mrtr.client._cli_output import render_result as render_result
 from fastapi_mrtr.client._cli_sign_in import add_sign_in_options, signing_in
+from fastapi_mrtr.client._cli_tasks import CURRENT, TaskWatcher, cancel_running_task
 from fastapi_mrtr.client._errors import InvalidStructuredContentError, MrtrClientError
 from fastapi_mrtr.client._forms import TerminalElicitor, format_json
 from fastapi_mrtr.client._session import MrtrClient
@@ -224,7 +227,13 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
             terminal.say(f"(connected to {name}: a 2025-era session, protocol {client.protocol_version})")
         else:
             terminal.say(f"(connected: protocol {client.protocol_version}, stateless)")
-        outcome = await execute(client, prepared, tools)
+        watcher = TaskWatcher(terminal.say, args.url, headers, options)
+        watcher.protocol_version = client.protocol_version
+        CURRENT[:] = [watcher]
+        try:
+            outcome = await execute(client, prepared, tools, watcher)
+        finally:
+            CURRENT.clear()
         out.write(printable(json_document(outcome.document) if args.json_output else outcome.text) + "\n")
         return outcome.status
 
@@ -250,7 +259,9 @@ def exit_at_once_on_interrupt() -> None:
     A prompt waits in a worker thread (so the round timeout can fire), and Python ends only once
     that thread returns: after Ctrl-C the process hung until Enter, and Enter then answered the
     pending question. For a person who pressed Ctrl-C nothing may be sent on their behalf, so the
-    process ends right here; the server forgets the flow (its state was never retried).
+    process ends right here; the server forgets the flow (its state was never retried). The one
+    request sent first is the ``tasks/cancel`` of a task still running (``_cli_tasks``): left
+    alone, it would run on for nobody.
     """
 
     def interrupted(signum: int, frame: FrameType | None) -> None:
@@ -258,6 +269,7 @@ def exit_at_once_on_interrupt() -> None:
             sys.stdout.flush()
             sys.stderr.write("\ninterrupted\n")
             sys.stderr.flush()
+            cancel_running_task()
         os._exit(130)
 
     signal.signal(signal.SIGINT, interrupted)

@@ -1,4 +1,4 @@
-"""Client options: the MRTR loop bounds, the identity sent in ``_meta`` and HTTP defaults."""
+"""Client options: the MRTR loop bounds, task polling, the identity sent in ``_meta`` and HTTP defaults."""
 
 from __future__ import annotations
 
@@ -61,6 +61,46 @@ class InputRequiredConfig:
                 raise ValueError(f"{name} must be a finite number of seconds >= 0 (0 means no limit), not {seconds!r}")
 
 
+@dataclass(frozen=True, kw_only=True)
+class TaskOptions:
+    """How the client takes part in the tasks extension (SEP-2663) on the 2026-07-28 wire.
+
+    * ``enabled``: declare ``io.modelcontextprotocol/tasks`` on every ``tools/call``, so a server may
+      answer a long call with a task, which :meth:`~fastapi_mrtr.client.MrtrClient.call_tool` then
+      drives to its result. Off: the server runs the call within the request (or refuses a tool
+      that needs a task with -32021). Never declared in a 2025-era session.
+    * ``default_poll_interval``: seconds between two ``tasks/get`` when the task names no
+      ``pollIntervalMs``.
+    * ``min_poll_interval`` / ``max_poll_interval``: the bounds put on the server's
+      ``pollIntervalMs`` (a server cannot make us poll in a tight loop, nor go quiet for an hour).
+    * ``max_wait``: seconds a call may wait for its task (0 = until the task ends; its TTL bounds
+      it), then ``TaskTimeoutError`` and ``tasks/cancel``.
+    * ``cancel_timeout``: seconds the ``tasks/cancel`` sent on the way out may take.
+    """
+
+    enabled: bool = True
+    default_poll_interval: float = 1.0
+    min_poll_interval: float = 0.1
+    max_poll_interval: float = 30.0
+    max_wait: float = 0.0
+    cancel_timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        for name in ("default_poll_interval", "min_poll_interval", "max_poll_interval", "max_wait", "cancel_timeout"):
+            seconds = getattr(self, name)
+            if isinstance(seconds, bool) or not (isinstance(seconds, int | float) and math.isfinite(seconds)):
+                raise ValueError(f"{name} must be a finite number of seconds, not {seconds!r}")
+            if seconds < 0:
+                raise ValueError(f"{name} must be >= 0, not {seconds!r}")
+        if not 0 < self.min_poll_interval <= self.max_poll_interval:
+            raise ValueError("the poll interval bounds must satisfy 0 < min_poll_interval <= max_poll_interval")
+
+    def poll_delay(self, poll_interval_ms: int | None) -> float:
+        """Seconds to wait before the next ``tasks/get``: the task's interval, within the bounds."""
+        seconds = self.default_poll_interval if poll_interval_ms is None else poll_interval_ms / 1000
+        return min(max(seconds, self.min_poll_interval), self.max_poll_interval)
+
+
 @dataclass(frozen=True)
 class ClientOptions:
     """How an :class:`~fastapi_mrtr.client.MrtrClient` talks to a server.
@@ -83,6 +123,8 @@ class ClientOptions:
     * ``telemetry``: OpenTelemetry client spans and ``mcp.client.operation.duration``, with the
       trace context sent in ``_meta`` (a ``fastapi_mrtr.Telemetry``: the global providers unless it
       names its own; nothing without an SDK, docs/observability.md).
+    * ``tasks``: the tasks extension: declared by default on the 2026-07-28 wire, how often to poll
+      (see :class:`TaskOptions`).
     """
 
     input_required_config: InputRequiredConfig = field(default_factory=InputRequiredConfig)
@@ -94,6 +136,7 @@ class ClientOptions:
     mode: ClientMode = "auto"
     legacy_protocol_version: str = LEGACY_PROTOCOL_VERSIONS[0]
     telemetry: Telemetry = field(default_factory=Telemetry)
+    tasks: TaskOptions = field(default_factory=TaskOptions)
 
     def __post_init__(self) -> None:
         if not isinstance(self.input_required_config, InputRequiredConfig):
@@ -101,6 +144,8 @@ class ClientOptions:
                 "input_required_config must be the client's fastapi_mrtr.client.InputRequiredConfig, not "
                 f"{type(self.input_required_config).__module__}.{type(self.input_required_config).__qualname__}"
             )
+        if not isinstance(self.tasks, TaskOptions):
+            raise TypeError(f"tasks must be a fastapi_mrtr.client.TaskOptions, not {type(self.tasks).__qualname__}")
         if self.mode not in get_args(ClientMode):
             raise ValueError(f"mode must be one of {', '.join(get_args(ClientMode))}, not {self.mode!r}")
         if self.legacy_protocol_version not in LEGACY_PROTOCOL_VERSIONS:

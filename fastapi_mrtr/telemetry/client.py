@@ -23,7 +23,7 @@ def client_request(
     method: str,
     params: Mapping[str, Any],
     meta: Mapping[str, Any] | None,
-    url: str,
+    url: str | None,
     protocol_version: str,
     send: Send,
 ) -> Awaitable[dict[str, Any]]:
@@ -39,7 +39,7 @@ async def _traced(
     method: str,
     params: Mapping[str, Any],
     meta: Mapping[str, Any] | None,
-    url: str,
+    url: str | None,
     protocol_version: str,
     send: Send,
 ) -> dict[str, Any]:
@@ -91,7 +91,9 @@ def note_request_id(request_id: Any) -> None:
         span.set_attribute(names.REQUEST_ID, str(request_id))
 
 
-def _server_attributes(url: str) -> dict[str, Any]:
+def _server_attributes(url: str | None) -> dict[str, Any]:
+    if url is None:  # a stdio server: a pipe to a process of this machine
+        return {names.NETWORK_TRANSPORT: "pipe"}
     parts = urlsplit(url)
     attributes: dict[str, Any] = {names.NETWORK_TRANSPORT: "tcp", names.NETWORK_PROTOCOL_NAME: "http"}
     if parts.hostname:

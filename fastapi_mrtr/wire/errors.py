@@ -29,7 +29,8 @@ status it travels with follows from its code (:func:`http_status_of`)::
     │   ├── ShimStoppedError                   the legacy shim ended a call (no answer in time,
     │   │   (transport.legacy.shim)             a refused question, out of rounds)
     │   └── McpServerError (client._errors)    the client received a JSON-RPC error; adds the
-    │                                           http_status and request_id it came with
+    │       │                                   http_status and request_id it came with
+    │       └── TaskFailedError                 a task ended failed with this error
     ├── InvalidRequestStateError (state.sealing)    a requestState token that cannot be trusted
     ├── RequestStateTooLargeError (state.sealing, ValueError)
     ├── ReplayDivergedError (engine.context)   with strict_replay: a question changed on replay
@@ -50,6 +51,9 @@ status it travels with follows from its code (:func:`http_status_of`)::
         │   └── FlowTimeoutError
         ├── InvalidServerResponseError
         │   └── InvalidStructuredContentError
+        ├── TaskCancelledError
+        ├── TaskInputRequiredError
+        ├── TaskTimeoutError (TimeoutError)
         ├── StatusCodeError
         ├── StreamClosedError
         ├── StdioServerError

@@ -132,7 +132,9 @@ async def test_every_request_carries_headers_and_meta(kind: str, sdk_url: str, w
         assert exchange.headers["mcp-method"] == method
         assert exchange.headers["accept"] == "application/json, text/event-stream"
         assert exchange.headers["content-type"] == "application/json"
-        assert meta[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}, "url": {}}}
+        # The tasks extension is declared where a task may come back: on tools/call (TaskOptions).
+        tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}} if method == "tools/call" else {}
+        assert meta[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}, "url": {}}, **tasks}
         assert meta[META_CLIENT_INFO]["name"] == "fastapi-mrtr-client"
         expected_name = {"tools/call": "confirm", "prompts/get": "greet", "resources/read": "res://hello"}.get(method)
         assert exchange.headers.get("mcp-name") == expected_name

@@ -13,8 +13,11 @@
   // What a full 2026-07-28 client declares: both elicitation modes, sampling and roots.
   const CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
   const MAX_ROUNDS = 20; // a client sets its own cap; the official SDKs stop at 10 retries
-  const NAMED = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
+  const NAMED = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId" };
   const M = "io.modelcontextprotocol/";
+  // The tasks extension (SEP-2663), declared on tools/call (a long call may become a task) and tasks/*.
+  const TASKS = `${M}tasks`;
+  const TASK_POLL = { fallback: 1000, min: 100, max: 30000 }; // ms: the server's pollIntervalMs, bounded
   const REFUSED = "fastapi-mrtr/refused-answer"; // _meta of a question asked again: why its answer was refused
 
   let authorization = "";
@@ -105,10 +108,11 @@
     return headers;
   }
 
-  function meta(extra) {
+  function meta(extra, method) {
+    const caps = method === "tools/call" || method.startsWith("tasks/") ? { ...CAPABILITIES, extensions: { [TASKS]: {} } } : CAPABILITIES;
     return {
       [`${M}protocolVersion`]: PROTOCOL,
-      [`${M}clientCapabilities`]: CAPABILITIES,
+      [`${M}clientCapabilities`]: caps,
       [`${M}clientInfo`]: CLIENT_INFO,
       ...extra,
     };
@@ -117,7 +121,7 @@
   // One JSON-RPC request, answered as JSON or as an SSE stream (notifications, then the answer).
   async function post(method, params, { extraHeaders = {}, metaExtra = {}, onNotify = () => {} } = {}) {
     const id = nextId++;
-    const message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta(metaExtra) } };
+    const message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta(metaExtra, method) } };
     const body = JSON.stringify(message);
     const headers = {
       "Content-Type": "application/json",
@@ -520,7 +524,8 @@
   function roundCard(view, round, exchange) {
     const answer = exchange.answer;
     const result = isObject(answer) && isObject(answer.result) ? answer.result : null;
-    let status = exchange.failure || (answer.error ? `error ${answer.error.code}` : result.resultType || "complete");
+    const taskStatus = result && exchange.method !== "tools/call" && typeof result.status === "string" ? `task ${result.status}` : "";
+    let status = exchange.failure || (answer.error ? `error ${answer.error.code}` : taskStatus || result.resultType || "complete");
     const li = h("li", { class: `card round ${result && result.resultType !== "input_required" ? "complete" : result ? "" : "failed"}`, "data-round": round });
     const asked = result && isObject(result.inputRequests) ? Object.entries(result.inputRequests).map(([k, v]) => `${k} (${isObject(v) ? v.method : "?"})`) : [];
     const sent = exchange.sentKeys || [];
@@ -573,6 +578,7 @@
       if (answer.error) return showError(view, `JSON-RPC error ${answer.error.code}: ${answer.error.message}`, answer.error.data);
       const result = answer.result;
       if (!isObject(result)) return showError(view, "The answer has no result");
+      if (result.resultType === "task") return followTask(view, result, token, render, round);
       if (result.resultType !== "input_required") return render(view, result);
       if (round >= MAX_ROUNDS) return showError(view, `Stopped after ${MAX_ROUNDS} rounds`);
       requestState = typeof result.requestState === "string" ? result.requestState : undefined;
@@ -582,6 +588,88 @@
       inputResponses = Object.keys(requests).length ? await answerAll(view, requests, round, refused) : undefined;
       if (token !== conversationToken) return;
       if (inputResponses === null) return showError(view, "Flow stopped: no retry sent");
+    }
+  }
+
+  // A call the server turned into a task: poll tasks/get at its pace, show each status, ask its
+  // questions (each key once: a poll lists everything outstanding, answered keys may linger), send
+  // the answers with tasks/update, and show the end as a plain call's. Leaving the task (stopping
+  // its questions, or starting another conversation) cancels it: nobody would follow it any more.
+  async function followTask(view, created, token, render, round) {
+    const taskId = String(created.taskId ?? "");
+    const state = h("strong", { class: "task-status" }, "");
+    const message = h("span", { class: "task-message muted", role: "status" }, "");
+    const polls = h("span", { class: "muted task-polls" }, "");
+    const cancel = h("button", { type: "button", class: "cancel-task" }, "Cancel task");
+    const card = h("div", { class: "card task", "data-task": taskId, "aria-label": "Task" },
+      h("h3", {}, "Task ", h("code", {}, taskId)), h("p", {}, "Status: ", state, " ", message), h("p", {}, polls), h("div", { class: "actions" }, cancel));
+    view.result.before(card);
+    const answered = new Set();
+    let cancelled = false;
+    let lastShown = String(created.status);
+    let count = 0;
+    const sendCancel = async () => {
+      if (cancelled) return;
+      cancelled = true;
+      cancel.disabled = true;
+      const exchange = await post("tasks/cancel", { taskId });
+      roundCard(view, ++round, exchange);
+    };
+    cancel.addEventListener("click", sendCancel);
+    const show = (task) => {
+      state.textContent = String(task.status);
+      card.dataset.status = String(task.status);
+      message.textContent = typeof task.statusMessage === "string" ? task.statusMessage : "";
+      polls.textContent = `${count} poll${count === 1 ? "" : "s"}, every ${delay(task)} ms`;
+    };
+    const delay = (task) => Math.min(Math.max(Number.isInteger(task.pollIntervalMs) ? task.pollIntervalMs : TASK_POLL.fallback, TASK_POLL.min), TASK_POLL.max);
+    let task = created;
+    for (;;) {
+      if (token !== conversationToken) return sendCancel();
+      show(task);
+      if (task.status === "completed") {
+        cancel.disabled = true;
+        return isObject(task.result) ? render(view, task.result) : showError(view, "The task completed without a result");
+      }
+      if (task.status === "failed") {
+        cancel.disabled = true;
+        const e = isObject(task.error) ? task.error : {};
+        return showError(view, `Task failed: JSON-RPC error ${e.code}: ${e.message}`, e.data);
+      }
+      if (task.status === "cancelled") {
+        cancel.disabled = true;
+        return showError(view, `Task cancelled${typeof task.statusMessage === "string" ? `: ${task.statusMessage}` : ""}`);
+      }
+      const pending = {};
+      if (task.status === "input_required" && isObject(task.inputRequests)) {
+        for (const [key, request] of Object.entries(task.inputRequests)) if (!answered.has(key)) pending[key] = request;
+      }
+      if (Object.keys(pending).length && !cancelled) {
+        const answers = await answerAll(view, pending, round, {}, "The task");
+        if (token !== conversationToken) return sendCancel();
+        if (answers === null) {
+          await sendCancel();
+        } else {
+          Object.keys(answers).forEach((key) => answered.add(key));
+          const exchange = await post("tasks/update", { taskId, inputResponses: answers });
+          exchange.sentKeys = Object.keys(answers);
+          roundCard(view, ++round, exchange);
+          if (exchange.failure || exchange.answer.error) return showError(view, exchange.failure || `JSON-RPC error ${exchange.answer.error.code}: ${exchange.answer.error.message}`);
+        }
+      } else {
+        await new Promise((done) => setTimeout(done, delay(task)));
+      }
+      const exchange = await post("tasks/get", { taskId });
+      count += 1;
+      const answer = exchange.answer;
+      if (exchange.failure || answer.error || !isObject(answer.result)) {
+        roundCard(view, ++round, exchange);
+        return showError(view, exchange.failure || (answer.error ? `JSON-RPC error ${answer.error.code}: ${answer.error.message}` : "The answer has no result"));
+      }
+      task = answer.result;
+      // The timeline shows a poll only when the task's status changed: one card per poll would bury it.
+      if (task.status !== lastShown) roundCard(view, ++round, exchange);
+      lastShown = task.status;
     }
   }
 
@@ -612,11 +700,11 @@
   }
 
   // One card per input request; resolves with {key: response} once every card is answered.
-  function answerAll(view, requests, round, refused = {}) {
+  function answerAll(view, requests, round, refused = {}, who = `Round ${round}`) {
     return new Promise((resolve) => {
       const answers = {};
       const keys = Object.keys(requests);
-      const box = h("div", { class: "card", "data-round": round }, h("h3", {}, `Round ${round} asks ${keys.length} question${keys.length === 1 ? "" : "s"}`));
+      const box = h("div", { class: "card", "data-round": round }, h("h3", {}, `${who} asks ${keys.length} question${keys.length === 1 ? "" : "s"}`));
       const stop = h("button", { type: "button", onclick: () => { box.remove(); resolve(null); } }, "Stop this flow");
       const done = (key, card, response) => {
         answers[key] = response;
