@@ -4,11 +4,11 @@ A call's stream is written while the call keeps running: its response may be app
 earlier event is still being sent, whenever a send yields to the loop: a socket that pushes back,
 the stdio pipe, a middleware such as ``@app.middleware("http")`` (Starlette's ``BaseHTTPMiddleware``
 hands each response message to another task; the app here has one). ``SlowLink`` makes every event
-take a while to send, so the tools below end while their last progress is on the wire. Each stream must still end with the call's response (and a stream
-the server cut must resume to it): through the official client (mcp 2.3.0, ``mode="legacy"``, a
-progress callback), this project's client, and raw HTTP. The tool's ``tools/list_changed`` goes
-to the session's GET stream, where the 2025 era sends a server's notifications unrelated to a
-request.
+take a while to send, so the tools below end while their last progress is on the wire. Each stream
+must still end with the call's response (and a stream the server cut must resume to it): through
+the official client (mcp 2.3.0, ``mode="legacy"``, a progress callback), this project's client,
+and raw HTTP. The tool's ``tools/list_changed`` goes to the session's GET stream, where the 2025
+era sends a server's notifications unrelated to a request.
 """
 
 from __future__ import annotations
