@@ -75,11 +75,22 @@ class LegacyPeer:
 
     @contextlib.asynccontextmanager
     async def call(
-        self, name: str, arguments: dict[str, Any] | None = None, *, method: str = "tools/call", **headers: str
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        method: str = "tools/call",
+        meta: dict[str, Any] | None = None,
+        **headers: str,
     ) -> AsyncIterator[tuple[httpx.Response, AsyncIterator[Event]]]:
-        """POST one call and read its answer as events (a JSON answer is one event)."""
+        """POST one call (with ``meta`` as its ``_meta``) and read its answer as events (a JSON
+        answer is one event)."""
         self.next_id += 1
-        params = {"name": name, "arguments": arguments or {}} if method == "tools/call" else {"uri": name}
+        params: dict[str, Any] = (
+            {"name": name, "arguments": arguments or {}} if method == "tools/call" else {"uri": name}
+        )
+        if meta is not None:
+            params["_meta"] = meta
         body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         request = self.http.build_request("POST", self.url, content=json.dumps(body), headers=self.headers(**headers))
         response = await self.http.send(request, stream=True)

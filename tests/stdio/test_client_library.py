@@ -79,9 +79,7 @@ async def test_progress_and_notifications_arrive_in_both_eras(tmp_path: Path, mo
     async with MrtrClient(
         stdio=python_server("tests.stdio.quirky_app:app", env),
         options=ClientOptions(mode=mode),
-        # In a 2025-era session no progress token is sent: with one, the server's legacy shim
-        # loses this call's response (reported; the Node peer shows 2025-era progress on the pipe).
-        on_progress=progress.append if mode == "auto" else None,
+        on_progress=progress.append,  # a progress token on the call, in both eras
         on_notification=notes.append,
     ) as client:
         result = await client.call_tool("poke")
@@ -91,8 +89,7 @@ async def test_progress_and_notifications_arrive_in_both_eras(tmp_path: Path, mo
                     await anyio.sleep(0.05)
             assert [note.method for note in notes] == ["notifications/tools/list_changed"]
     assert result.structured_content == {"poked": True}
-    if mode == "auto":
-        assert [(note.progress, note.total, note.message) for note in progress] == [(1, 2, "halfway")]
+    assert [(note.progress, note.total, note.message) for note in progress] == [(1, 2, "halfway")]
     # The block's end ran the app's shutdown: stdin closed, the process ended by itself.
     assert (tmp_path / "markers").read_text().splitlines()[-1] == "shutdown"
 

@@ -181,10 +181,13 @@ class SessionCluster:
         position, events = 0, [start]
         pause, gave_up_at = MIRROR_PAUSE, time.monotonic() + self.event_ttl
         while True:
+            # As in ``streams.follow``: what finished means is read with the frames, never after
+            # the append below, which yields (the call may add its response and finish meanwhile).
+            finished = log.finished
             for seq, frame in log.since(position):
                 events.append((seq, {"f": frame.decode()}))
                 position = seq
-            if log.finished:
+            if finished:
                 events.append((position + 1, {"end": "1"}))
             if events:
                 try:
@@ -201,7 +204,7 @@ class SessionCluster:
                     position, events = 0, [start]
                     continue
                 pause = MIRROR_PAUSE
-            if log.finished:
+            if finished:
                 return
             events = []
             await log.wait_beyond(position)

@@ -105,10 +105,15 @@ async def follow(
     """Send ``log``'s frames after ``after`` until it finishes (True), the client leaves or ``stop`` fires."""
     position = after
     while True:
+        # Read "finished" before taking the frames: sending one may yield to the loop (a slow
+        # socket, or a send that passes through a middleware's task), and the call may append
+        # its response and finish meanwhile. Checked after the sends, that would end the stream
+        # one event short, the response lost and the log dropped as delivered.
+        finished = log.finished
         for seq, frame in log.since(position):
             await _body(send, frame)
             position = seq
-        if log.finished:
+        if finished:
             return True
         changed = asyncio.ensure_future(log.wait_beyond(position))
         waits: list[Awaitable[Any]] = [disconnect, changed]
