@@ -758,7 +758,7 @@ async def test_a_new_authorization_server_gets_a_new_registration(fake: FakeOAut
 
 async def test_mrtr_client_auth_parameter(fake: FakeOAuth, http: httpx.AsyncClient) -> None:
     client = MrtrClient(MCP, auth=make_auth(http))
-    client._rpc.http._transport = httpx.MockTransport(fake)  # the client's own AsyncClient, in-process
+    client._wire.http.http._transport = httpx.MockTransport(fake)  # the client's own AsyncClient, in-process
     async with client:
         await client.list_tools()
     assert len(fake.authorizations) == 1

@@ -16,7 +16,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from client_helpers import Wire
 
 from fastapi_mrtr.client import (
     ClientOptions,
@@ -30,6 +29,7 @@ from fastapi_mrtr.client import (
     ToolTask,
 )
 from fastapi_mrtr.wire.tasks import TASKS_EXTENSION
+from tests.client.client_helpers import Wire
 from tests.support import running_server
 
 pytestmark = pytest.mark.anyio

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
-from pty_cli import ROOT, PtyCli
 
 from fastapi_mrtr.client import MrtrClient
+from tests.client.pty_cli import ROOT, PtyCli
 from tests.support import running_server
 
 pytestmark = pytest.mark.slow

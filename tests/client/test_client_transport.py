@@ -312,7 +312,7 @@ async def test_owned_http_client_is_closed_but_a_given_one_is_not() -> None:
     own = MrtrClient("http://unused/mcp")
     async with own:
         pass
-    assert own._rpc.http.is_closed
+    assert own._wire.http.http.is_closed
 
 
 async def test_a_non_jsonrpc_error_body_is_an_http_status_error() -> None:
