@@ -81,6 +81,7 @@ def test_rounds_carry_the_headers_meta_and_state_a_client_sends(shop: tuple[str,
         "elicitation": {"form": {}, "url": {}},
         "sampling": {},
         "roots": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},  # a tools/call may become a task
     }
     assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "fastapi-mrtr-playground"
     assert "requestState" not in first["params"] and "inputResponses" not in first["params"]
