@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from fastapi_mrtr.state.redis_client import redis_client
 from fastapi_mrtr.state.replay_store import new_receipt
 
 if TYPE_CHECKING:
@@ -66,14 +67,7 @@ class RedisReplayStore:
     ) -> None:
         if ttl_without_expiry <= 0 or clock_skew < 0:
             raise ValueError("ttl_without_expiry must be positive and clock_skew >= 0")
-        if isinstance(client, str):
-            from redis.asyncio import Redis
-
-            self._client: Any = Redis.from_url(client, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
-            self._owned = True
-        else:
-            self._client = client
-            self._owned = False
+        self._client, self._owned = redis_client(client, connect_timeout=connect_timeout, timeout=timeout)
         self.prefix = prefix
         self._release = self._client.register_script(RELEASE_SCRIPT)
         self._ttl_without_expiry = ttl_without_expiry

@@ -30,8 +30,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from fastapi_mrtr.state.redis_client import redis_client
 from fastapi_mrtr.tasks.record import TaskRecord
 
 if TYPE_CHECKING:
@@ -73,14 +74,7 @@ class RedisTaskStore:
     ) -> None:
         if clock_skew < 0 or ttl_without_expiry <= 0 or wait_replicas < 0 or wait_timeout <= 0:
             raise ValueError("clock_skew and wait_replicas must be >= 0, ttl_without_expiry and wait_timeout > 0")
-        if isinstance(client, str):
-            from redis.asyncio import Redis
-
-            self._client: Any = Redis.from_url(client, socket_connect_timeout=connect_timeout, socket_timeout=timeout)
-            self._owned = True
-        else:
-            self._client = client
-            self._owned = False
+        self._client, self._owned = redis_client(client, connect_timeout=connect_timeout, timeout=timeout)
         self.prefix = prefix
         self._replace = self._client.register_script(REPLACE_SCRIPT)
         self._clock_skew = clock_skew
