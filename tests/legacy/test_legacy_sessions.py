@@ -324,6 +324,24 @@ async def test_a_closed_stream_resumes_with_last_event_id() -> None:
                 assert unknown.status_code == 400
 
 
+async def test_a_call_that_ends_while_nobody_reads_its_stream_is_still_resumed() -> None:
+    """The result of a call that finished between two of its client's streams is kept for a
+    resumer (event_ttl), even when nothing else of the session runs (CI caught this lost once)."""
+    mcp = build(legacy_sse_close_after=0.2)
+    with running_server(mcp.app) as base:
+        async with httpx.AsyncClient(timeout=10) as http:
+            peer = LegacyPeer(http, f"{base}/mcp")
+            await peer.initialize()
+            async with peer.call("slow") as (_, stream):
+                seen = [event async for event in stream]
+            assert not any(isinstance(e.data, dict) and "result" in e.data for e in seen)  # closed mid-call
+            await asyncio.sleep(1.2)  # "slow" ends after 0.9 s, its stream unread
+            async with peer.get(**{"last-event-id": seen[-1].id or ""}) as (response, rest):
+                assert response.status_code == 200
+                resumed = [event.data async for event in rest if event.data is not None]
+            assert _text(resumed[-1]) == "slept"
+
+
 # --- modern-only and limits ----------------------------------------------------------------------
 
 

@@ -4,8 +4,9 @@ What a session *is* travels in its id (:mod:`~fastapi_mrtr.transport.legacy.sess
 process keeps nothing for a session that has nothing running. While something runs, a
 :class:`LiveSession` holds it: the calls (to cancel them), the requests waiting for the client's
 answer, the event logs of the call streams, the GET stream's log. :class:`LiveSessions` creates
-one on a session's first stream and drops it when the last ends, and counts the open streams,
-per caller and in total, so one caller cannot hold them all.
+one on a session's first stream and drops it when the last ends and no result is left for a
+client to resume, and counts the open streams, per caller and in total, so one caller cannot
+hold them all.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class LiveSession:
 
     @property
     def idle(self) -> bool:
-        unfinished = any(not log.finished for log in self.streams.values())
-        return not (self.calls or self.waiting or unfinished or self.writers or self.notification_reader)
+        # A finished stream still listed is kept for a client that resumes it (until event_ttl
+        # drops it): counting only unfinished ones dropped a result its client had not yet read.
+        return not (self.calls or self.waiting or self.streams or self.writers or self.notification_reader)
 
     def stream(self, stream_id: str) -> EventLog | None:
         if stream_id == NOTIFICATION_STREAM:
