@@ -5,7 +5,9 @@ A call the server turns into a task shows its id once, then each change of statu
 through the same handlers). Ctrl-C ends the CLI at once (status 130) without sending anything on
 the person's behalf, with one exception: a task still running would be left running for nobody,
 so the interrupt first sends its ``tasks/cancel``, from a fresh client on a thread of its own (the
-event loop may be stuck behind a prompt), bounded in time.
+event loop may be stuck behind a prompt), bounded in time. A task belongs to the credentials that
+created it, so the cancel carries the same ones: the ``-H`` headers and, after a sign-in, the
+access token the run holds.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import anyio
 
 from fastapi_mrtr.client._session import MrtrClient
 from fastapi_mrtr.client._task_wire import TaskInfo
+from fastapi_mrtr.client.auth import OAuthClientAuth
+from fastapi_mrtr.client.auth._discovery import server_key
 from fastapi_mrtr.client.options import ClientOptions
 
 MESSAGE_EVERY = 1.0  # seconds between two lines that only change the status message
@@ -28,11 +32,17 @@ class TaskWatcher:
     """Says what a task does, and remembers the one still running for :func:`cancel_running_task`."""
 
     def __init__(
-        self, say: Callable[[str], None], url: str | None, headers: Mapping[str, str], options: ClientOptions
+        self,
+        say: Callable[[str], None],
+        url: str | None,
+        headers: Mapping[str, str],
+        options: ClientOptions,
+        auth: OAuthClientAuth | None = None,
     ) -> None:
         self._say = say
         self._url = url
         self._headers = dict(headers)
+        self._auth = auth
         self._options = options
         self._shown: tuple[str, str, str | None] | None = None  # the task, status and message shown last
         self._shown_at = 0.0
@@ -66,7 +76,7 @@ class TaskWatcher:
 
         async def cancel() -> None:
             options = ClientOptions(mode="2026-07-28", protocol_version=self.protocol_version)
-            async with MrtrClient(url, options=options, headers=self._headers) as client:
+            async with MrtrClient(url, options=options, headers=await self._credentials(url)) as client:
                 await (await client.task(task_id)).cancel()
 
         def run() -> None:
@@ -80,6 +90,16 @@ class TaskWatcher:
         thread.start()
         thread.join(CANCEL_TIMEOUT)
         self._say(outcome[0] if outcome else f"could not cancel the task within {CANCEL_TIMEOUT:g} s")
+
+    async def _credentials(self, url: str) -> dict[str, str]:
+        """The headers that created the task: ``-H``, and the run's access token if it signed in.
+        The token is read from the store, not sent through the auth: this is another event loop,
+        and a cancel must not start a sign-in on the way out."""
+        headers = dict(self._headers)
+        token = await self._auth.store.get_tokens(server_key(url)) if self._auth is not None else None
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token.access_token}"
+        return headers
 
 
 # The watcher of the command running in this process, for the Ctrl-C handler (cli.py).

@@ -227,7 +227,7 @@ async def run(args: argparse.Namespace, inp: TextIO, out: TextIO, err: TextIO) -
             terminal.say(f"(connected to {name}: a 2025-era session, protocol {client.protocol_version})")
         else:
             terminal.say(f"(connected: protocol {client.protocol_version}, stateless)")
-        watcher = TaskWatcher(terminal.say, args.url, headers, options)
+        watcher = TaskWatcher(terminal.say, args.url, headers, options, auth=auth)
         watcher.protocol_version = client.protocol_version
         CURRENT[:] = [watcher]
         try:

@@ -18,7 +18,10 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from fastapi_mrtr.client import MrtrClient
+from fastapi_mrtr.client import ClientOptions, MrtrClient, ToolTask
+from fastapi_mrtr.client._cli_tasks import TaskWatcher
+from fastapi_mrtr.client.auth import InMemoryTokenStore, OAuthClientAuth, OAuthToken
+from fastapi_mrtr.client.auth._discovery import server_key
 from tests.client.pty_cli import ROOT, PtyCli
 from tests.support import running_server
 
@@ -74,6 +77,39 @@ def test_ctrl_c_cancels_the_task_then_exits_130(fixture_url: str) -> None:
         async with MrtrClient(fixture_url) as client:
             handle = await client.task(task_id.group(1))
             for _ in range(50):  # cancel is cooperative: the task settles shortly after
+                if handle.last.terminal:
+                    break
+                await anyio.sleep(0.1)
+                await handle.get()
+            return handle.status
+
+    assert anyio.run(status) == "cancelled"
+
+
+def test_the_ctrl_c_cancel_carries_the_signed_in_users_token(fixture_url: str) -> None:
+    """A task belongs to the credentials that made it: a cancel sent without the token the run
+    signed in with would be another caller's, answered like an unknown task (and the task left running)."""
+    store = InMemoryTokenStore()
+    auth = OAuthClientAuth(store=store)
+
+    async def start() -> str:
+        await store.set_tokens(server_key(fixture_url), OAuthToken(access_token="alice"))
+        async with MrtrClient(fixture_url, auth=auth) as client:
+            task = await client.start_tool_call("slow_compute", {"seconds": 60})
+            assert isinstance(task, ToolTask)
+            return task.task_id
+
+    task_id = anyio.run(start)
+    said: list[str] = []
+    watcher = TaskWatcher(said.append, fixture_url, {}, ClientOptions(), auth=auth)
+    watcher.running = task_id
+    watcher.cancel_running_task()  # what the CLI's Ctrl-C handler calls
+    assert said == [f"cancelling task {task_id} ...", "task cancelled"]
+
+    async def status() -> str:
+        async with MrtrClient(fixture_url, auth=auth) as client:
+            handle = await client.task(task_id)
+            for _ in range(50):
                 if handle.last.terminal:
                     break
                 await anyio.sleep(0.1)
