@@ -22,6 +22,8 @@ from redis.asyncio import Redis
 
 from fastapi_mrtr import MCP, InputRequiredConfig
 from fastapi_mrtr.state import RedisRelay
+from fastapi_mrtr.transport.legacy.cluster import SessionCluster, relayed_stream
+from fastapi_mrtr.transport.legacy.events import EventLog
 from fastapi_mrtr.wire.protocol import META_CLIENT_CAPABILITIES as CAPABILITIES_KEY
 from fastapi_mrtr.wire.protocol import META_PROTOCOL_VERSION as PROTOCOL_KEY
 from tests.legacy.conftest import build
@@ -301,3 +303,38 @@ async def _listen_while_touching(pair: Pair, http: httpx.AsyncClient, body: dict
             async with peer.call("touch") as (_, answer):
                 assert _text(await _next(messages(answer))) == "touched"
     return frames
+
+
+class _FinishingWhileCopying(RedisRelay):
+    """A real relay whose first copy of a stream lets the call add its result and finish meanwhile,
+    as a call does while the copy waits for Redis."""
+
+    def __init__(self, url: str, log: EventLog, result: dict[str, Any]) -> None:
+        super().__init__(url)
+        self._log, self._result, self._first = log, result, True
+
+    async def append(self, stream: str, events: Any, ttl: float) -> None:
+        if self._first:
+            self._first = False
+            self._log.append(self._result)
+            self._log.finish()
+        await super().append(stream, events, ttl)
+
+
+async def test_a_call_that_finishes_while_its_stream_is_copied_is_copied_to_its_end(
+    redis_server: RedisServer,
+) -> None:
+    log = EventLog("r1.7")
+    log.append({"jsonrpc": "2.0", "id": "r1.8", "method": "elicitation/create", "params": {}})
+    result = {"jsonrpc": "2.0", "id": 3, "result": {"content": []}}
+    relay = _FinishingWhileCopying(redis_server.url, log, result)
+    try:
+        cluster = SessionCluster(relay, event_ttl=60)
+        cluster.mirror("k", log, 3)
+        await asyncio.wait_for(cluster.drain(10), 15)
+        copied = await relay.read_now(relayed_stream("k", log.stream_id), -1)
+    finally:
+        await relay.aclose()
+    frames = [json.loads(fields["f"].split("data: ", 1)[1]) for _, fields in copied if "f" in fields]
+    assert frames[-1] == result  # the result the call added during the first copy is there
+    assert copied[-1][1] == {"end": "1"} and [seq for seq, _ in copied] == list(range(len(copied)))
