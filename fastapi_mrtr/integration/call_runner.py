@@ -41,7 +41,7 @@ from fastapi_mrtr.engine.call import CallRecord
 from fastapi_mrtr.integration import fastapi_compat as compat
 from fastapi_mrtr.integration.direct_call import DirectCall
 from fastapi_mrtr.integration.route_entry import RouteEntry
-from fastapi_mrtr.integration.route_request import CapturedResponse, forwarded_headers
+from fastapi_mrtr.integration.route_request import CapturedResponse
 from fastapi_mrtr.integration.tool_call import ToolCall, ToolRouteRefusedError
 from fastapi_mrtr.integration.tools import ToolDefinition
 from fastapi_mrtr.integration.walk import ToolRouteGuard, walk
@@ -112,9 +112,7 @@ class CallRunner:
 
         Raises :class:`ToolRouteRefusedError` when the request could not run only the tool's route.
         """
-        call = ToolCall(
-            self._app, tool, outer_scope, arguments, record, forwarded_headers(outer_scope, self._forward_headers)
-        )
+        call = ToolCall(self._app, tool, outer_scope, arguments, record, self._forward_headers)
         route_entry = self._route_entry_in_use()
         if route_entry is not None:
             direct = self._direct_call(tool) if self.fastest is CallPath.DIRECT else None

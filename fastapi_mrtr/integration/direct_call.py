@@ -76,9 +76,10 @@ class DirectCall:
     context_params: tuple[str, ...]  # the parameters that receive ``ctx``
     embed_body_fields: bool
     serialize_options: dict[str, Any]  # what this FastAPI's serialize_response takes beyond the basics
-    # The path and query fields, when each is a plain scalar read from one value (else empty).
-    scalar_path: tuple[Any, ...] = ()
-    scalar_query: tuple[Any, ...] = ()
+    # The path and query fields, when each is a plain scalar read from one value (else empty),
+    # each with the error location FastAPI gives it, made once per route.
+    scalar_path: tuple[tuple[Any, tuple[str, str]], ...] = ()
+    scalar_query: tuple[tuple[Any, tuple[str, str]], ...] = ()
 
     @classmethod
     def for_route(cls, route: Any, plan: CallPlan) -> DirectCall | None:
@@ -108,8 +109,8 @@ class DirectCall:
                 return None
             contexts.append(sub.name)
         options = compat.serialize_options(route, dependant.call, f"{plan.method} {dependant.path}")
-        scalar_path = tuple(dependant.path_params) if all(map(_is_scalar, dependant.path_params)) else ()
-        scalar_query = tuple(dependant.query_params) if all(map(_is_scalar, dependant.query_params)) else ()
+        scalar_path = _with_locations(dependant.path_params) if all(map(_is_scalar, dependant.path_params)) else ()
+        scalar_query = _with_locations(dependant.query_params) if all(map(_is_scalar, dependant.query_params)) else ()
         return cls(route, plan, tuple(contexts), bool(embed), options, scalar_path, scalar_query)
 
     async def call(self, tool_call: ToolCall, entry: RouteEntry) -> CapturedResponse | None:
@@ -270,18 +271,24 @@ def _is_scalar(field: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, enum.Enum)
 
 
-def _scalar_values(fields: tuple[Any, ...], arguments: Mapping[str, Any], as_text: Callable[[Any], str]) -> Any:
+def _with_locations(fields: Any) -> tuple[tuple[Any, tuple[str, str]], ...]:
+    """Each field with its error location, ``(where, alias)``, as FastAPI reports a parameter's."""
+    return tuple((field, (field.field_info.in_.value, field.alias)) for field in fields)
+
+
+def _scalar_values(
+    fields: tuple[tuple[Any, tuple[str, str]], ...], arguments: Mapping[str, Any], as_text: Callable[[Any], str]
+) -> Any:
     """The validated values of scalar ``fields`` when every one has a single argument, else None.
 
     Each value is validated by FastAPI's own field, from the text the route would have read. Any
     other case (an argument missing, a list, an invalid value) is left to FastAPI's function.
     """
     values: dict[str, Any] = {}
-    for field in fields:
+    for field, loc in fields:
         value = arguments.get(field.alias)
         if value is None or isinstance(value, (list, dict)):
             return None
-        loc = (field.field_info.in_.value, field.alias)
         validated, errors = compat.validate_field(field, as_text(value), values, loc)
         if errors:
             return None

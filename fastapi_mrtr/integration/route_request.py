@@ -43,8 +43,14 @@ class CapturedResponse:
     def content_type(self) -> str:
         for name, value in self.headers:
             if name.lower() == b"content-type":
-                return value.decode("latin-1").split(";", 1)[0].strip().lower()
+                return _media_type(value)
         return ""
+
+
+@functools.lru_cache(maxsize=64)  # a server's routes answer a handful of content types; the answer is pure
+def _media_type(content_type: bytes) -> str:
+    """The media type of a ``content-type`` value, lower case, without its parameters."""
+    return content_type.decode("latin-1").split(";", 1)[0].strip().lower()
 
 
 def query_text(value: Any) -> str:

@@ -13,7 +13,8 @@ chosen only that one can run; a call whose request no longer matched it is refus
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Scope
@@ -24,6 +25,7 @@ from fastapi_mrtr.integration.route_request import (
     CapturedResponse,
     argument_errors,
     build_request,
+    forwarded_headers,
     invalid_arguments,
     path_errors,
 )
@@ -66,11 +68,12 @@ class ToolCall:
     outer_scope: Scope  # the MCP request's: transport facts and ``state`` come from it
     arguments: JSONObject
     record: CallRecord
-    forwarded: list[tuple[bytes, bytes]]  # the caller's headers passed on (``forward_headers``)
-    ticket: ToolRouteTicket = field(init=False)
+    forward_headers: tuple[str, ...]  # the names of the caller's headers passed on to the route
 
-    def __post_init__(self) -> None:
-        self.ticket = ToolRouteTicket(self.tool.route)
+    # Built on first use, like the request itself: a direct call that never builds it pays for neither.
+    @functools.cached_property
+    def ticket(self) -> ToolRouteTicket:
+        return ToolRouteTicket(self.tool.route)
 
     @property
     def route(self) -> Any:
@@ -90,7 +93,8 @@ class ToolCall:
         plan = self.plan
         path, raw_path, query, body = build_request(plan, self.arguments)
         content_type = b"application/x-www-form-urlencoded" if plan.form_body else b"application/json"
-        headers = [*self.forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+        forwarded = forwarded_headers(outer, self.forward_headers)
+        headers = [*forwarded, (b"content-type", content_type), (b"content-length", str(len(body)).encode())]
         scope: Scope = {
             "type": "http",
             "asgi": outer.get("asgi", {"version": "3.0"}),

@@ -198,11 +198,14 @@ def _open(token: object, keys: StateKeyRing, audience: str, max_bytes: int) -> t
     raise InvalidRequestStateError("tampered")
 
 
+# Exact types: decoded JSON holds only the builtin types themselves, and a bool (true/false) is
+# never a valid number here, which an exact match refuses without a second test.
 _STR, _INT, _OPT_INT, _OPT_STR = (str,), (int,), (int, type(None)), (str, type(None))
-_CLAIM_TYPES: dict[str, tuple[type, ...]] = {
-    "jti": _STR, "fid": _STR, "r": _INT, "iat": _INT, "exp": _OPT_INT, "fexp": _OPT_INT,
-    "m": _STR, "t": _STR, "a": _STR, "aud": _STR, "p": _OPT_STR, "d": (dict,),
-}  # fmt: skip
+_CLAIM_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("jti", _STR), ("fid", _STR), ("r", _INT), ("iat", _INT), ("exp", _OPT_INT), ("fexp", _OPT_INT),
+    ("m", _STR), ("t", _STR), ("a", _STR), ("aud", _STR), ("p", _OPT_STR), ("d", (dict,)),
+)  # fmt: skip
+_ABSENT = object()  # a claim that is missing: its type is none of the above
 
 
 def _parse(plaintext: bytes) -> dict[str, Any]:
@@ -213,10 +216,8 @@ def _parse(plaintext: bytes) -> dict[str, Any]:
         raise InvalidRequestStateError("malformed") from None
     if not isinstance(claims, dict) or type(claims.get("v")) is not int or claims["v"] != _VERSION:
         raise InvalidRequestStateError("malformed")
-    for name, types in _CLAIM_TYPES.items():
-        value = claims.get(name)
-        # bool is an int subclass; true/false are never valid numbers here.
-        if name not in claims or not isinstance(value, types) or isinstance(value, bool):
+    for name, types in _CLAIM_TYPES:
+        if type(claims.get(name, _ABSENT)) not in types:
             raise InvalidRequestStateError("malformed")
     return claims
 

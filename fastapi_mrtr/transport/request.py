@@ -117,8 +117,7 @@ class RequestValidator:
         self.check_peer(scope, headers)
         if scope["method"] != "POST":
             raise MethodNotAllowedError("POST", "Method not allowed: this MCP endpoint accepts POST only")
-        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if content_type != "application/json":
+        if not _is_json_body(headers.get("content-type")):
             raise RequestRejectedError(
                 INVALID_REQUEST, "Unsupported media type: send application/json", http_status=415
             )
@@ -253,6 +252,11 @@ class RequestValidator:
             raise RequestRejectedError(
                 HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{field}", request_id=request_id
             )
+
+
+@functools.lru_cache(maxsize=256)  # clients send a handful of Content-Type values; the answer is pure
+def _is_json_body(content_type: str | None) -> bool:
+    return content_type is not None and content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
 @functools.lru_cache(maxsize=256)  # clients send a handful of Accept values; the answer is pure
