@@ -37,6 +37,11 @@ PY
 #   Redis topology drive the same in-process code paths as tests/engine, tests/integration and
 #   tests/transport (which run here in full) and add several minutes, nothing specific to a
 #   FastAPI version.
+# - tests/client, tests/stdio, tests/legacy_clients and tests/playground: the clients (ours, the
+#   terminal client, Node's, the playground page in Chromium) and the stdio pipe sit above the
+#   server; the server paths they reach run here through tests/integration, tests/legacy,
+#   tests/tasks and tests/auth. They are most of the slow tests (subprocesses, a browser): about
+#   ten minutes that would test no FastAPI-specific branch.
 # - three tests of features older FastAPI does not have: FastAPI's telemetry (0.150 has it),
 #   a FastAPI(max_body_size=...) router middleware, and an included router's own route in the
 #   scope (newer FastAPI keeps it; older FastAPI copies the route with its prefix, and the plugin
@@ -45,6 +50,7 @@ PY
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider \
   -W "ignore:The anyio.abc.BlockingPortal alias is deprecated:DeprecationWarning" \
   --ignore=tests/conformance --ignore=tests/scaleout \
+  --ignore=tests/client --ignore=tests/stdio --ignore=tests/legacy_clients --ignore=tests/playground \
   --deselect tests/integration/test_direct_call.py::test_fastapi_telemetry_keeps_its_spans_by_taking_the_route \
   --deselect tests/integration/test_tool_route_isolation.py::test_a_router_with_its_own_middleware_keeps_the_guard \
   --deselect tests/integration/test_tool_route_isolation.py::test_an_included_routers_tool_runs_only_its_route \
