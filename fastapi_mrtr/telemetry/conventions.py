@@ -33,6 +33,8 @@ SERVER_PORT = "server.port"
 # This package's own: which round of an MRTR flow a span served, and the flow (hashed).
 MRTR_ROUND = "mcp.mrtr.round"
 MRTR_FLOW_ID = "mcp.mrtr.flow.id"
+# On a link from a task's later request or leg to the span that created the task (telemetry.tasks).
+TASK_CREATED = "mcp.task.created"
 
 SERVER_OPERATION_DURATION = "mcp.server.operation.duration"
 SERVER_SESSION_DURATION = "mcp.server.session.duration"
