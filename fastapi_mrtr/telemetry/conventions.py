@@ -33,6 +33,11 @@ SERVER_PORT = "server.port"
 # This package's own: which round of an MRTR flow a span served, and the flow (hashed).
 MRTR_ROUND = "mcp.mrtr.round"
 MRTR_FLOW_ID = "mcp.mrtr.flow.id"
+# The 2025-era HTTP verbs that are no JSON-RPC method (the conventions name none for them): a
+# session's GET stream (a resumed call stream when Last-Event-ID is sent) and its DELETE.
+SESSION_STREAM = "mcp.session.stream"
+SESSION_END = "mcp.session.end"
+STREAM_RESUMED = "mcp.stream.resumed"
 # On a link from a task's later request or leg to the span that created the task (telemetry.tasks).
 TASK_CREATED = "mcp.task.created"
 

@@ -87,6 +87,35 @@ async def traced_operation(
     return outcome
 
 
+async def traced_session_verb(
+    instruments: Instruments,
+    name: str,
+    attributes: dict[str, Any],
+    scope: Mapping[str, Any],
+    run: Callable[[], Awaitable[T]],
+) -> T:
+    """Run ``run`` (a 2025-era GET stream or DELETE: no JSON-RPC method, so no operation metric)
+    as one ``SERVER`` span named ``name``; an exception sets ``error.type`` to its class name."""
+    api = otel_api()
+    assert api is not None  # instruments exist only when the API does
+    trace = api[0]
+    if instruments.tracer is None:
+        return await run()
+    span = instruments.tracer.start_span(name, kind=trace.SpanKind.SERVER)
+    if span.is_recording():
+        span.set_attributes({**attributes, **network_attributes(scope)})
+    try:
+        with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+            return await run()
+    except BaseException as exc:
+        if span.is_recording():
+            span.set_attribute(names.ERROR_TYPE, type(exc).__qualname__)
+            span.set_status(trace.Status(trace.StatusCode.ERROR, str(exc) or None))
+        raise
+    finally:
+        span.end()
+
+
 def _finish(
     trace: Any,
     instruments: Instruments,
