@@ -62,7 +62,9 @@ async def test_a_modern_notification_gets_a_server_span_without_a_request_id(sho
     assert found["mcp.protocol.version"] == "2026-07-28"
     assert "jsonrpc.request.id" not in found and "error.type" not in found
     assert_network(found)
-    points = [p for p in recorder.points("mcp.server.operation.duration") if p.attributes["mcp.method.name"] == span.name]
+    points = [
+        p for p in recorder.points("mcp.server.operation.duration") if p.attributes["mcp.method.name"] == span.name
+    ]
     assert len(points) == 1 and points[0].count == 1
 
 
@@ -110,7 +112,8 @@ async def test_a_legacy_session_traces_its_notifications_stream_and_delete(shop:
     assert attributes(stream)["mcp.stream.resumed"] is False
     assert attributes(initialize)["mcp.protocol.version"] == LEGACY
     (list_tools,) = await finished(recorder, "tools/list")
-    assert stream.start_time and end.start_time and end.start_time > initialized.start_time  # type: ignore[operator]
+    assert attributes(list_tools)["mcp.session.id"] == session
+    assert (end.start_time or 0) > (stream.start_time or 0) > (initialized.start_time or 0) > 0
 
 
 async def test_legacy_resources_subscribe_and_cancelled_notifications_have_spans(shop: str, recorder: Recorder) -> None:
