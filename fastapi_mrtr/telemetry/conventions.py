@@ -96,12 +96,12 @@ def outcome_attributes(message: Mapping[str, Any]) -> tuple[dict[str, str], str 
     """``error.type`` (and ``rpc.response.status_code``) of a JSON-RPC response, and the error's
     message for the span status; nothing for a success."""
     error = message.get("error")
-    if isinstance(error, Mapping):
+    if error is not None and isinstance(error, Mapping):  # None first: an ABC check is not free
         code = str(error.get("code", "_OTHER"))
         text = error.get("message")
         return {ERROR_TYPE: code, STATUS_CODE: code}, text if isinstance(text, str) else None
     result = message.get("result")
-    if isinstance(result, Mapping) and result.get("isError") is True:
+    if (type(result) is dict or isinstance(result, Mapping)) and result.get("isError") is True:
         return {ERROR_TYPE: TOOL_ERROR}, None
     return {}, None
 

@@ -15,14 +15,16 @@ from typing import Any, TypeVar
 
 from fastapi_mrtr.telemetry import conventions as names
 from fastapi_mrtr.telemetry.propagation import extract
-from fastapi_mrtr.telemetry.setup import Instruments, otel_api
+from fastapi_mrtr.telemetry.setup import Instruments, otel_api, otel_context
 
 T = TypeVar("T")
 
 
-def network_attributes(scope: Mapping[str, Any]) -> dict[str, Any]:
-    """``network.*`` and ``client.*`` of an ASGI HTTP scope."""
-    attributes: dict[str, Any] = {names.NETWORK_PROTOCOL_NAME: "http"}
+def network_attributes(scope: Mapping[str, Any], attributes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``network.*`` and ``client.*`` of an ASGI HTTP scope, added to ``attributes`` (or a new dict)."""
+    if attributes is None:
+        attributes = {}
+    attributes[names.NETWORK_PROTOCOL_NAME] = "http"
     version = scope.get("http_version")
     if isinstance(version, str):
         attributes[names.NETWORK_PROTOCOL_VERSION] = version
@@ -59,7 +61,7 @@ async def traced_operation(
         attributes[names.PROTOCOL_VERSION] = protocol_version
     if session_id:
         attributes[names.SESSION_ID] = session_id
-    attributes.update(network_attributes(scope))
+    network_attributes(scope, attributes)
     started = time.perf_counter()
     span = None
     if instruments.tracer is not None:
@@ -74,9 +76,13 @@ async def traced_operation(
     try:
         if span is None:
             outcome = await run()
-        else:
-            with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+        else:  # current while the handler runs (what trace.use_span does, without its generator)
+            context = otel_context()
+            token = context.attach(trace.set_span_in_context(span))
+            try:
                 outcome = await run()
+            finally:
+                context.detach(token)
     except BaseException as exc:  # cancelled (the client left), or a bug below the handlers
         attributes[names.ERROR_TYPE] = type(exc).__qualname__
         _finish(trace, instruments, span, attributes, {names.ERROR_TYPE: attributes[names.ERROR_TYPE]}, None, started)
