@@ -4,10 +4,15 @@ Each measurement runs in a fresh process (``--child off|on``) that drives ``benc
 (``bench.inproc``: no uvicorn, no socket, so the difference is the application's own). "on" is an
 SDK ``TracerProvider`` with a ``SimpleSpanProcessor`` into an ``InMemorySpanExporter`` and a
 ``MeterProvider`` with an ``InMemoryMetricReader``, given to the server through its ``Telemetry``
-(``ServerOptions.telemetry``), the way docs/observability.md sets it up. Runs alternate
-off, on, on, off, ... so drift on a shared machine hits both alike; the figures are medians.
+(``ServerOptions.telemetry``), the way docs/observability.md sets it up; "spans" and "metrics"
+have one of the two, "sampled" records one trace in ten (``ParentBased(TraceIdRatioBased(0.1))``),
+and "floor" times the SDK alone (one span and one histogram point as a
+request makes them, no app), so what is the SDK's and what is ours can be told apart. Runs
+alternate (off, on, on, off, ...) so drift on a shared machine hits every mode alike; the figures
+are medians over processes.
 
-    python -m bench.tracing_overhead --rounds 8 --n 500 --repeat 5
+    python -m bench.tracing_overhead --rounds 8 --modes off,on
+    python -m bench.tracing_overhead --rounds 6 --modes off,spans,metrics,sampled,on,floor
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from bench import inproc
 WORKS = ("echo", "mrtr")
 
 
-def traced_app() -> tuple[Any, Any]:
-    """``bench.app`` with its server's Telemetry on an in-memory SDK; returns (app, exporter)."""
+def traced_app(spans: bool = True, metrics: bool = True, ratio: float | None = None) -> tuple[Any, Any]:
+    """``bench.app`` with its server's Telemetry on an in-memory SDK (spans, metrics or both;
+    spans sampled at ``ratio`` when given); returns (app, the span exporter or None)."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider
@@ -36,13 +42,78 @@ def traced_app() -> tuple[Any, Any]:
 
     from bench import app as bench_app
 
-    exporter = InMemorySpanExporter()
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    exporter = tracer_provider = meter_provider = None
+    if spans:
+        exporter = InMemorySpanExporter()
+        if ratio is None:
+            tracer_provider = TracerProvider()
+        else:
+            from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+            tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
+        tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if metrics:
+        meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
     # ServerOptions is frozen and holds one Telemetry, shared by the whole endpoint: point it at ours.
     bench_app.mcp.options.telemetry.__init__(tracer_provider, meter_provider)  # type: ignore[misc]
     return bench_app.app, exporter
+
+
+def sdk_floor(n: int, repeat: int) -> dict[str, float]:
+    """What the SDK alone costs per server operation, no fastapi-mrtr code: one span with an echo
+    call's attributes through the same processor and exporter, made current and ended, and one
+    point of the duration histogram with its attributes (microseconds, best of ``repeat``)."""
+    from opentelemetry import context, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from fastapi_mrtr.telemetry.conventions import metric_attributes
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = tracer_provider.get_tracer("floor")
+    meter = MeterProvider(metric_readers=[InMemoryMetricReader()]).get_meter("floor")
+    histogram = meter.create_histogram("mcp.server.operation.duration", unit="s")
+    attributes: dict[str, Any] = {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": "echo",
+        "gen_ai.operation.name": "execute_tool",
+        "jsonrpc.request.id": "1",
+        "mcp.protocol.version": "2026-07-28",
+        "network.protocol.name": "http",
+        "network.protocol.version": "1.1",
+        "network.transport": "tcp",
+        "client.address": "127.0.0.1",
+        "client.port": 50000,
+    }
+    point = metric_attributes(attributes)
+
+    def span() -> None:
+        started = tracer.start_span("tools/call echo", kind=trace.SpanKind.SERVER)
+        started.set_attributes(attributes)
+        token = context.attach(trace.set_span_in_context(started))
+        started.set_attributes({"mcp.mrtr.round": 1})
+        context.detach(token)
+        started.end()
+
+    def metric() -> None:
+        histogram.record(0.001, point)
+
+    figures: dict[str, float] = {}
+    for name, op in (("span", span), ("metric", metric)):
+        best = float("inf")
+        for _ in range(repeat + 1):  # the first block warms up
+            exporter.clear()
+            start = time.process_time()
+            for _ in range(n):
+                op()
+            best = min(best, (time.process_time() - start) / n * 1e6)
+        figures[name] = best
+    return figures
 
 
 async def measure(app: Any, work: str, n: int, repeat: int, exporter: Any | None) -> float:
@@ -67,9 +138,22 @@ async def measure(app: Any, work: str, n: int, repeat: int, exporter: Any | None
     return best
 
 
+MODES = {
+    "off": (False, False),
+    "on": (True, True),
+    "spans": (True, False),
+    "metrics": (False, True),
+    "sampled": (True, True),
+}
+SAMPLED_RATIO = 0.1  # "sampled": one trace in ten recorded (the others' spans do not record), metrics on
+
+
 async def child(mode: str, n: int, repeat: int) -> dict[str, float]:
-    if mode == "on":
-        app, exporter = traced_app()
+    if mode == "floor":
+        return sdk_floor(n * 4, repeat)
+    spans, metrics = MODES[mode]
+    if spans or metrics:
+        app, exporter = traced_app(spans, metrics, SAMPLED_RATIO if mode == "sampled" else None)
     else:
         from bench import app as bench_app
 
@@ -90,27 +174,40 @@ def run_child(mode: str, n: int, repeat: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=8, help="processes per mode (alternating off/on)")
+    parser.add_argument("--rounds", type=int, default=8, help="processes per mode, the order turned each round")
     parser.add_argument("--n", type=int, default=500, help="operations per block")
     parser.add_argument("--repeat", type=int, default=5, help="blocks per process; a process reports its best")
-    parser.add_argument("--child", choices=("off", "on"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--modes",
+        default="off,on",
+        help="off, on (spans and metrics), spans, metrics, sampled (on, one trace in ten recorded), and "
+        "floor (the SDK alone: no app, see sdk_floor)",
+    )
+    parser.add_argument("--child", choices=(*MODES, "floor"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(child(args.child, args.n, args.repeat))), flush=True)
         return
-    samples: dict[str, dict[str, list[float]]] = {mode: {w: [] for w in WORKS} for mode in ("off", "on")}
+    modes = args.modes.split(",")
+    samples: dict[str, dict[str, list[float]]] = {mode: {} for mode in modes}
     for index in range(args.rounds):
-        order = ("off", "on") if index % 2 == 0 else ("on", "off")  # ABBA: drift hits both alike
+        order = modes if index % 2 == 0 else modes[::-1]  # ABBA: drift hits every mode alike
         for mode in order:
             for work, us in run_child(mode, args.n, args.repeat).items():
-                samples[mode][work].append(us)
-        print(f"round {index + 1}: " + json.dumps({m: {w: v[-1] for w, v in s.items()} for m, s in samples.items()}))
-    print()
-    print(f"{'operation':<10} {'off µs':>8} {'on µs':>8} {'overhead':>9}   (median of {args.rounds} processes each)")
-    for work in WORKS:
-        off, on = statistics.median(samples["off"][work]), statistics.median(samples["on"][work])
-        label = "echo call" if work == "echo" else "MRTR flow"
-        print(f"{label:<10} {off:>8.1f} {on:>8.1f} {100 * (on - off) / off:>8.1f}%")
+                samples[mode].setdefault(work, []).append(us)
+        print(
+            f"round {index + 1}: "
+            + json.dumps({m: {w: round(v[-1], 1) for w, v in s.items()} for m, s in samples.items()})
+        )
+    print(f"\nCPU µs per operation, median of {args.rounds} processes per mode")
+    medians = {mode: {w: statistics.median(v) for w, v in s.items()} for mode, s in samples.items()}
+    for mode, figures in medians.items():
+        row = []
+        for work, us in figures.items():
+            off = medians.get("off", {}).get(work)
+            against = f" ({100 * (us - off) / off:+.1f}%)" if off and mode != "off" else ""
+            row.append(f"{work} {us:.1f}{against}")
+        print(f"{mode:<8} " + "   ".join(row))
 
 
 if __name__ == "__main__":

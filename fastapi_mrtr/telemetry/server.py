@@ -21,16 +21,23 @@ T = TypeVar("T")
 
 
 def network_attributes(scope: Mapping[str, Any], attributes: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``network.*`` and ``client.*`` of an ASGI HTTP scope, added to ``attributes`` (or a new dict)."""
+    """``network.*`` of an ASGI HTTP scope, added to ``attributes`` (or a new dict)."""
     if attributes is None:
         attributes = {}
     attributes[names.NETWORK_PROTOCOL_NAME] = "http"
     version = scope.get("http_version")
     if isinstance(version, str):
         attributes[names.NETWORK_PROTOCOL_VERSION] = version
+    if scope.get("client"):
+        attributes[names.NETWORK_TRANSPORT] = "tcp"
+    return attributes
+
+
+def peer_attributes(scope: Mapping[str, Any], attributes: dict[str, Any]) -> dict[str, Any]:
+    """``client.address`` and ``client.port`` of an ASGI HTTP scope (span only: too many values
+    for a metric), added to ``attributes``."""
     client = scope.get("client")
     if client:
-        attributes[names.NETWORK_TRANSPORT] = "tcp"
         attributes[names.CLIENT_ADDRESS] = str(client[0])
         attributes[names.CLIENT_PORT] = int(client[1])
     return attributes
@@ -53,14 +60,10 @@ async def traced_operation(
     api = otel_api()
     assert api is not None  # instruments exist only when the API does
     trace = api[0]
+    # What the span and the metric share; what only a span takes is added once it is known to record.
     name, attributes = names.operation_attributes(method, params)
-    request_id_value = names.request_id_attribute(request_id)
-    if request_id_value is not None:
-        attributes[names.REQUEST_ID] = request_id_value
     if protocol_version:
         attributes[names.PROTOCOL_VERSION] = protocol_version
-    if session_id:
-        attributes[names.SESSION_ID] = session_id
     network_attributes(scope, attributes)
     started = time.perf_counter()
     span = None
@@ -72,7 +75,7 @@ async def traced_operation(
             links = [trace.Link(ambient)] if ambient.is_valid else None
         span = instruments.tracer.start_span(name, context=parent, kind=trace.SpanKind.SERVER, links=links)
         if span.is_recording():
-            span.set_attributes(attributes)
+            span.set_attributes(_span_only(attributes, request_id, session_id, scope))
     try:
         if span is None:
             outcome = await run()
@@ -109,7 +112,7 @@ async def traced_session_verb(
         return await run()
     span = instruments.tracer.start_span(name, kind=trace.SpanKind.SERVER)
     if span.is_recording():
-        span.set_attributes({**attributes, **network_attributes(scope)})
+        span.set_attributes(peer_attributes(scope, {**attributes, **network_attributes(scope)}))
     try:
         with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
             return await run()
@@ -120,6 +123,19 @@ async def traced_session_verb(
         raise
     finally:
         span.end()
+
+
+def _span_only(
+    shared: dict[str, Any], request_id: Any, session_id: str | None, scope: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The span's attributes: the shared ones, the request id, the session and the peer."""
+    attributes = dict(shared)
+    request_id_value = names.request_id_attribute(request_id)
+    if request_id_value is not None:
+        attributes[names.REQUEST_ID] = request_id_value
+    if session_id:
+        attributes[names.SESSION_ID] = session_id
+    return peer_attributes(scope, attributes)
 
 
 def _finish(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -148,3 +149,43 @@ async def test_without_tracing_the_stored_task_has_no_trace_key() -> None:
     record = await store.get(task_id)
     assert record is not None and record.trace_anchor is None
     assert set(record.to_json()) == set(json.loads(raw))
+
+
+@pytest.mark.slow  # a redis-server
+async def test_two_replicas_on_redis_link_to_the_creation_through_the_stored_record(tmp_path: Path) -> None:
+    from redis.asyncio import Redis
+
+    from fastapi_mrtr.tasks.redis_store import RedisTaskStore
+    from tests.scaleout.services import RedisServer
+
+    redis_server = RedisServer(tmp_path / "redis")
+    redis_server.start()
+    try:
+        on_a, on_b = Recorder.new(), Recorder.new()
+        app_a, mcp_a, _ = build(RedisTaskStore(redis_server.url))
+        app_b, mcp_b, _ = build(RedisTaskStore(redis_server.url))
+        traced(mcp_a, on_a)
+        traced(mcp_b, on_b)
+        with running_server(app_a) as a, running_server(app_b) as b:
+            async with httpx.AsyncClient(timeout=10) as http:
+                peer_a, peer_b = TaskPeer(http, f"{a}/mcp"), TaskPeer(http, f"{b}/mcp")
+                task_id = (await peer_a.call("interview"))["result"]["taskId"]
+                await peer_b.wait_for(task_id, "input_required")
+                await peer_b.update(task_id, {"name": accept({"name": "Ada"})})  # leg 2 on B
+                await peer_a.wait_for(task_id, "input_required")
+        raw = Redis.from_url(redis_server.url)
+        try:
+            stored = json.loads(await raw.get(f"mrtr:task:{task_id}"))
+        finally:
+            await raw.aclose()
+    finally:
+        redis_server.stop()
+    (creation,) = [s for s in on_a.spans("SERVER") if s.name == "tools/call interview"]
+    context = creation.get_span_context()
+    assert stored["trace_anchor"].split("-")[1:3] == [f"{context.trace_id:032x}", f"{context.span_id:016x}"]
+    expected_link = [(context.trace_id, context.span_id, {"mcp.task.created": True})]
+    on_b_tasks = [s for s in on_b.spans("SERVER") if s.name.startswith("tasks/")]
+    assert {s.name for s in on_b_tasks} == {"tasks/get", "tasks/update"}
+    assert all(link_ids(s) == expected_link for s in on_b_tasks)
+    (leg,) = [s for s in on_b.spans("INTERNAL") if s.name == "task.leg tools/call interview"]
+    assert link_ids(leg) == expected_link
