@@ -148,7 +148,9 @@ def _finish(
     started: float,
 ) -> None:
     if instruments.operation_duration is not None:
-        instruments.operation_duration.record(time.perf_counter() - started, names.metric_attributes(attributes))
+        # The shared attributes are the metric's already, but for a resource's URI (too many values).
+        point = names.metric_attributes(attributes) if names.RESOURCE_URI in attributes else attributes
+        instruments.operation_duration.record(time.perf_counter() - started, point)
     if span is None:
         return
     if outcome and span.is_recording():

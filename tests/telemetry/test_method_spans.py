@@ -138,6 +138,13 @@ async def test_legacy_resources_subscribe_and_cancelled_notifications_have_spans
     assert found["error.type"] == "-32601" and found["mcp.protocol.version"] == LEGACY
     (cancel,) = await finished(recorder, "notifications/cancelled")
     assert attributes(cancel)["mcp.session.id"] == found["mcp.session.id"]
+    # The duration metric keeps none of the span's many-valued attributes.
+    (point,) = [
+        p for p in recorder.points("mcp.server.operation.duration") if p.attributes["mcp.method.name"] == span.name
+    ]
+    assert point.attributes["error.type"] == "-32601" and point.attributes["mcp.protocol.version"] == LEGACY
+    many_valued = {"mcp.resource.uri", "mcp.session.id", "jsonrpc.request.id", "client.address", "client.port"}
+    assert not many_valued & set(point.attributes)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
