@@ -18,8 +18,8 @@ run the task's next leg lives in the record, so a store that keeps JSON (Redis) 
 ``lease_owner`` / ``lease_expires_at``    which process runs a leg now, and until when it holds it
 ``version``       bumped by the store on every replace (compare-and-set)
 ``trace_anchor``  the ``traceparent`` of the span that created the task, so each later request and
-                  leg links to it on any replica (``telemetry.tasks``); only when tracing is on,
-                  and then only it is kept: without tracing the stored JSON has no such key
+                  leg links to it on any replica (``telemetry.tasks``); written only when tracing
+                  is on: without tracing the stored JSON has no such key
 
 Times are seconds since the epoch (floats); the wire shows them as ISO 8601.
 """
