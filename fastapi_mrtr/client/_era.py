@@ -67,23 +67,31 @@ class EraTransport(Protocol):
 
 
 async def open_transport(
-    mode: ClientMode, modern: ModernTransport, open_legacy: Callable[[], Awaitable[EraTransport]]
+    mode: ClientMode,
+    modern: ModernTransport,
+    open_legacy: Callable[[], Awaitable[EraTransport]],
+    discover: Callable[[], Awaitable[JSONObject]] | None = None,
 ) -> EraTransport:
     """The transport for ``mode``: the modern one, or a 2025-era session opened now."""
-    if mode == "2026-07-28" or (mode == "auto" and await probe(modern) == "2026-07-28"):
+    if mode == "2026-07-28" or (mode == "auto" and await probe(modern, discover) == "2026-07-28"):
         return modern
     return await open_legacy()
 
 
-async def probe(modern: ModernTransport) -> Era:
+async def probe(modern: ModernTransport, discover: Callable[[], Awaitable[JSONObject]] | None = None) -> Era:
     """``server/discover`` on the modern wire; which era its reply shows (versioning.mdx).
+
+    ``discover`` sends it (the client's traced request); by default ``modern`` does, untraced.
 
     A result, or a modern error, means the 2026-07-28 wire; any other reply (a 2025-era server
     answers it with an HTTP 400, or a ``Method not found``) means a 2025-era server. Network
     errors and an HTTP 401 or 403 are raised, not taken for an era.
     """
     try:
-        raw = await modern.request("server/discover", {}, progress=None, meta=None)
+        if discover is not None:
+            raw = await discover()
+        else:
+            raw = await modern.request("server/discover", {}, progress=None, meta=None)
     except McpServerError as exc:
         if exc.code in _MODERN_ERRORS:
             raise  # a modern server refusing us: falling back would hide the real problem

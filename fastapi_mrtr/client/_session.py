@@ -11,7 +11,7 @@ usable at once, ``async with`` at most once, and closed for good by :meth:`MrtrC
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -380,12 +380,22 @@ class MrtrClient(HandlerSetters, TaskCalls):
             async with self._transport_lock:
                 transport = self._transport
                 if transport is None:
-                    transport = await open_transport(self.options.mode, self._modern, self._open_legacy)
+                    transport = await open_transport(
+                        self.options.mode, self._modern, self._open_legacy, self._probe_discover
+                    )
                     if self._lifecycle.is_closed:  # closed while the era was being found
                         await transport.aclose()
                         self._lifecycle.check_usable()
                     self._transport = transport
         return transport
+
+    def _probe_discover(self) -> Awaitable[JSONObject]:
+        """``mode="auto"``'s ``server/discover``: a client span like any other request's, when traced."""
+        modern = self._modern
+        return client_request(
+            self.options.telemetry, "server/discover", {}, None, self._wire.url, modern.protocol_version,
+            lambda meta: modern.request("server/discover", {}, progress=None, meta=meta),
+        )  # fmt: skip
 
     async def _open_legacy(self) -> EraTransport:
         session = self._wire.legacy_session(

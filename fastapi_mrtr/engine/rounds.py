@@ -103,7 +103,7 @@ class Round:
         """The next ``requestState``. A refusal the client can correct is noted before it is raised."""
         record = self.record
         if SWITCH.on:
-            record.flow_id = flow_sealed(record.flow_id)
+            record.flow_id, record.trace_anchor = flow_sealed(record.flow_id, record.trace_anchor)
         try:
             if self._binding is None:
                 self._binding = self._guard.binding(record.method, record.target, record.arguments, self._headers)

@@ -29,6 +29,7 @@ from fastapi_mrtr.tasks.legs import TaskLegs, TaskNotifier
 from fastapi_mrtr.tasks.record import TaskRecord, principal_digest
 from fastapi_mrtr.tasks.store import change
 from fastapi_mrtr.tasks.tool_calls import PROGRESS_TOKEN_OF_TASKS
+from fastapi_mrtr.telemetry.tasks import link_to_creation, task_leg
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject
@@ -138,6 +139,7 @@ class TaskMethods:
         task = await self._store.get(task_id)
         if task is None or task.principal != principal_digest(self._options.principal_resolver(rpc.headers)):
             raise task_not_found()
+        link_to_creation(task.trace_anchor, task.flow_id)  # this request's span, when traced
         return task
 
     async def _resume(self, rpc: RpcRequest, task: TaskRecord) -> None:
@@ -166,10 +168,11 @@ class TaskMethods:
             notify=notifier,
             strict_replay=self._options.strict_replay,
         )
-        scope = rpc.scope
+        scope, telemetry = rpc.scope, self._options.telemetry
 
         async def leg() -> JSONObject:
-            return await self._tools.run_tool(tool, scope, task.arguments, record)
+            with task_leg(telemetry, task.tool, task.flow_id, task.trace_anchor):  # a span, when traced
+                return await self._tools.run_tool(tool, scope, task.arguments, record)
 
         self._legs.start(task.task_id, leg, record)
 

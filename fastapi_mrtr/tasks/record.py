@@ -17,6 +17,9 @@ run the task's next leg lives in the record, so a store that keeps JSON (Redis) 
 ``cancel_requested``        ``tasks/cancel`` was received; the running leg is cancelled
 ``lease_owner`` / ``lease_expires_at``    which process runs a leg now, and until when it holds it
 ``version``       bumped by the store on every replace (compare-and-set)
+``trace_anchor``  the ``traceparent`` of the span that created the task, so each later request and
+                  leg links to it on any replica (``telemetry.tasks``); written only when tracing
+                  is on: without tracing the stored JSON has no such key
 
 Times are seconds since the epoch (floats); the wire shows them as ISO 8601.
 """
@@ -80,6 +83,7 @@ class TaskRecord:
     lease_owner: str | None = None
     lease_expires_at: float | None = None
     version: int = 0
+    trace_anchor: str | None = None
 
     def __post_init__(self) -> None:
         if not self.last_updated_at:
@@ -99,7 +103,10 @@ class TaskRecord:
 
     def to_json(self) -> JSONObject:
         """The record as plain JSON (what a store keeps)."""
-        return asdict(self)
+        data = asdict(self)
+        if data["trace_anchor"] is None:  # untraced: the record stays what it always was
+            del data["trace_anchor"]
+        return data
 
     @classmethod
     def from_json(cls, data: JSONObject) -> TaskRecord:

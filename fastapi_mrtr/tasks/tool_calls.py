@@ -27,6 +27,7 @@ from fastapi_mrtr.integration.tool_methods import ToolMethods
 from fastapi_mrtr.integration.tools import ToolDefinition
 from fastapi_mrtr.tasks.legs import TaskLegs, TaskNotifier
 from fastapi_mrtr.tasks.record import TaskRecord, new_task_id, principal_digest
+from fastapi_mrtr.telemetry.tasks import creation_anchor
 from fastapi_mrtr.transport.request import RpcRequest
 from fastapi_mrtr.wire.errors import INTERNAL_ERROR, ServerError
 from fastapi_mrtr.wire.protocol import JSONObject
@@ -114,6 +115,7 @@ class TaskToolCalls:
             flow_id=record.flow_id,
             client_capabilities=dict(rpc.client_capabilities),
             status_message="Working",
+            trace_anchor=creation_anchor(record.flow_id),  # this span, for later legs' links
         )
         self._legs.take_lease(task)
         try:

@@ -33,6 +33,13 @@ SERVER_PORT = "server.port"
 # This package's own: which round of an MRTR flow a span served, and the flow (hashed).
 MRTR_ROUND = "mcp.mrtr.round"
 MRTR_FLOW_ID = "mcp.mrtr.flow.id"
+# The 2025-era HTTP verbs that are no JSON-RPC method (the conventions name none for them): a
+# session's GET stream (a resumed call stream when Last-Event-ID is sent) and its DELETE.
+SESSION_STREAM = "mcp.session.stream"
+SESSION_END = "mcp.session.end"
+STREAM_RESUMED = "mcp.stream.resumed"
+# On a link from a task's later request or leg to the span that created the task (telemetry.tasks).
+TASK_CREATED = "mcp.task.created"
 
 SERVER_OPERATION_DURATION = "mcp.server.operation.duration"
 SERVER_SESSION_DURATION = "mcp.server.session.duration"
@@ -89,12 +96,12 @@ def outcome_attributes(message: Mapping[str, Any]) -> tuple[dict[str, str], str 
     """``error.type`` (and ``rpc.response.status_code``) of a JSON-RPC response, and the error's
     message for the span status; nothing for a success."""
     error = message.get("error")
-    if isinstance(error, Mapping):
+    if error is not None and isinstance(error, Mapping):  # None first: an ABC check is not free
         code = str(error.get("code", "_OTHER"))
         text = error.get("message")
         return {ERROR_TYPE: code, STATUS_CODE: code}, text if isinstance(text, str) else None
     result = message.get("result")
-    if isinstance(result, Mapping) and result.get("isError") is True:
+    if (type(result) is dict or isinstance(result, Mapping)) and result.get("isError") is True:
         return {ERROR_TYPE: TOOL_ERROR}, None
     return {}, None
 

@@ -57,30 +57,33 @@ def span_context_of(traceparent: str) -> Any | None:
 
 
 def round_opened(round_number: int, flow_id: str | None, anchor: str | None) -> str | None:
-    """Tag the current span with its round; link it to round 1. Returns the anchor to seal next:
-    the one the state carried, or this span's own when this is the flow's first traced round."""
+    """Tag the current span with its round and link it to round 1 (``anchor``, from the state).
+    Returns ``anchor``: a flow's first traced round has none yet, and takes its own span's
+    context when it seals (:func:`flow_sealed`), so a call that never asks formats none."""
     span = _recording_span()
     if span is None:
         return anchor
-    span.set_attribute(names.MRTR_ROUND, round_number)
+    attributes: dict[str, Any] = {names.MRTR_ROUND: round_number}
     if flow_id is not None:
-        span.set_attribute(names.MRTR_FLOW_ID, hashed_flow_id(flow_id))
-    if anchor is None:
-        return traceparent_of(span.get_span_context())
-    first = span_context_of(anchor)
+        attributes[names.MRTR_FLOW_ID] = hashed_flow_id(flow_id)
+    span.set_attributes(attributes)  # one call: each one takes the span's lock
+    first = span_context_of(anchor) if anchor is not None else None
     if first is not None:
         span.add_link(first, {names.MRTR_ROUND: 1})
     return anchor
 
 
-def flow_sealed(flow_id: str | None) -> str:
-    """The flow id to seal (drawn on the first round that asks) and tag on the current span."""
+def flow_sealed(flow_id: str | None, anchor: str | None) -> tuple[str, str | None]:
+    """The flow id to seal (drawn on the first round that asks) and tag on the current span, and
+    the anchor to seal with it: the state's, or this span's own on the flow's first traced round."""
     if flow_id is None:
         flow_id = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
     span = _recording_span()
     if span is not None:
         span.set_attribute(names.MRTR_FLOW_ID, hashed_flow_id(flow_id))
-    return flow_id
+        if anchor is None:
+            anchor = traceparent_of(span.get_span_context())
+    return flow_id, anchor
 
 
 @contextlib.contextmanager

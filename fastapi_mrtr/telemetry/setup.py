@@ -47,6 +47,17 @@ def otel_api() -> tuple[ModuleType, ModuleType] | None:
     return _api
 
 
+_context: ModuleType | None = None
+
+
+def otel_context() -> ModuleType:
+    """``opentelemetry.context`` (the API is installed: only code that holds instruments asks)."""
+    global _context
+    if _context is None:
+        _context = importlib.import_module("opentelemetry.context")
+    return _context
+
+
 @dataclass(frozen=True)
 class Instruments:
     """What a configured SDK gives: a tracer (None if only metrics are on) and the histograms."""

@@ -29,7 +29,7 @@ from fastapi_mrtr.transport.http import (
 from fastapi_mrtr.transport.legacy.endpoint import LegacyEndpoint
 from fastapi_mrtr.transport.legacy.era import is_legacy_post, names_session, opens_legacy_session
 from fastapi_mrtr.transport.request import RequestValidator, RpcRequest
-from fastapi_mrtr.transport.tracing import response_of, traced
+from fastapi_mrtr.transport.tracing import nothing, notified, response_of, traced
 from fastapi_mrtr.wire.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -110,17 +110,30 @@ class RpcEndpoint:
         except RequestRejectedError as refusal:  # every refusal of either era, for every verb
             await send_refusal(send, refusal)
             return
-        if rpc is None:  # a notification
+        if rpc is None:  # a notification: nothing to do on a stateless server but trace it
+            await notified(
+                self.options.telemetry, message["method"], message.get("params") or {}, scope,
+                protocol_version=headers["mcp-protocol-version"].strip(),
+            )  # fmt: skip
             await send_empty(send, 202)
             return
         stream = self._streams().get(rpc.method)
         if stream is not None:
-            await stream(rpc, send)
+            await self._serve_stream(stream, rpc, send)
         elif self._wants_stream(rpc, headers):
             await self._answer_streaming(rpc, send)
         else:
             status, body = await self._answer(rpc)
             await send_json(send, status, body)
+
+    def _serve_stream(self, stream: StreamHandler, rpc: RpcRequest, send: Send) -> Awaitable[None]:
+        """A method that answers with its own stream (``subscriptions/listen``): one traced
+        operation lasting the whole stream (the errors it sends itself are not seen)."""
+        version = rpc.meta.get(META_PROTOCOL_VERSION)
+        return traced(
+            self.options.telemetry, rpc.method, rpc.id, rpc.params, rpc.scope, lambda: stream(rpc, send), nothing,
+            meta=rpc.meta, protocol_version=version if isinstance(version, str) else None,
+        )  # fmt: skip
 
     def _wants_stream(self, rpc: RpcRequest, headers: dict[str, str]) -> bool:
         # SSE only when the request can receive notifications and the client takes a stream.

@@ -11,8 +11,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from fastapi_mrtr.telemetry.conventions import NETWORK_PROTOCOL_NAME, NETWORK_TRANSPORT, PROTOCOL_VERSION
-from fastapi_mrtr.telemetry.server import traced_operation
+from fastapi_mrtr.telemetry.conventions import (
+    NETWORK_PROTOCOL_NAME,
+    NETWORK_TRANSPORT,
+    PROTOCOL_VERSION,
+    SESSION_ID,
+    STREAM_RESUMED,
+)
+from fastapi_mrtr.telemetry.server import traced_operation, traced_session_verb
 from fastapi_mrtr.telemetry.setup import Telemetry
 
 T = TypeVar("T")
@@ -46,6 +52,62 @@ def traced(
         run=run,
         message_of=message_of,
     )
+
+
+async def notified(
+    telemetry: Telemetry,
+    method: str,
+    params: Mapping[str, Any],
+    scope: Mapping[str, Any],
+    handle: Callable[[], Awaitable[None]] | None = None,
+    *,
+    protocol_version: str | None = None,
+    session_id: str | None = None,
+) -> None:
+    """A notification from the client (``handle`` does its work, if it has any): a server span
+    and a duration like a request's, without ``jsonrpc.request.id``."""
+    instruments = telemetry.instruments()
+    if instruments is None:
+        if handle is not None:
+            await handle()
+        return
+    await traced_operation(
+        instruments,
+        method=method,
+        request_id=None,
+        params=params,
+        meta=_meta_of(params),
+        protocol_version=protocol_version,
+        session_id=session_id,
+        scope=scope,
+        run=handle or _nothing_to_do,
+        message_of=nothing,
+    )
+
+
+def session_verb(
+    telemetry: Telemetry,
+    name: str,
+    scope: Mapping[str, Any],
+    run: Callable[[], Awaitable[T]],
+    *,
+    protocol_version: str,
+    session_id: str,
+    resumed: bool | None = None,
+) -> Awaitable[T]:
+    """A 2025-era session's GET stream or DELETE (``name``: ``conventions.SESSION_STREAM`` or
+    ``SESSION_END``) as one server span; ``run()`` untouched when no SDK is configured."""
+    instruments = telemetry.instruments()
+    if instruments is None:
+        return run()
+    attributes: dict[str, Any] = {PROTOCOL_VERSION: protocol_version, SESSION_ID: session_id}
+    if resumed is not None:
+        attributes[STREAM_RESUMED] = resumed
+    return traced_session_verb(instruments, name, attributes, scope, run)
+
+
+async def _nothing_to_do() -> None:
+    return None
 
 
 def response_of(answer: tuple[int, Mapping[str, Any]]) -> Mapping[str, Any]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from fastapi_mrtr.client._errors import InvalidServerResponseError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.telemetry.client import client_request
 from fastapi_mrtr.wire.protocol import LEGACY_PROTOCOL_VERSIONS, Implementation, JSONObject, dump
 
 INITIALIZED: JSONObject = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -18,6 +21,24 @@ def initialize_params(options: ClientOptions, handlers: InputHandlers) -> JSONOb
         "capabilities": handlers.capabilities(),
         "clientInfo": dump(options.client_info),
     }
+
+
+def initialize_message(request_id: int, params: JSONObject, meta: Mapping[str, Any] | None) -> JSONObject:
+    """The ``initialize`` request; ``meta`` (the trace context of its client span) goes in
+    ``params._meta`` when there is one, and nothing changes without it."""
+    if meta:
+        params = {**params, "_meta": dict(meta)}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def traced_initialize(
+    options: ClientOptions,
+    params: JSONObject,
+    url: str | None,
+    send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+) -> Awaitable[dict[str, Any]]:
+    """``send(meta)`` as the ``initialize`` client span (when traced), like any other request's."""
+    return client_request(options.telemetry, "initialize", params, None, url, options.legacy_protocol_version, send)
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,21 @@ with ``notifications/cancelled``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import anyio
 
 from fastapi_mrtr.client._errors import InvalidServerResponseError, StatusCodeError
 from fastapi_mrtr.client._handlers import InputHandlers
 from fastapi_mrtr.client._legacy.call_stream import CallStream
-from fastapi_mrtr.client._legacy.handshake import INITIALIZED, ServerHello, initialize_params
+from fastapi_mrtr.client._legacy.handshake import (
+    INITIALIZED,
+    ServerHello,
+    initialize_message,
+    initialize_params,
+    traced_initialize,
+)
 from fastapi_mrtr.client._legacy.http import SESSION_HEADER, SessionGoneError, SessionHttp
 from fastapi_mrtr.client._legacy.listener import SessionListener, Spawner
 from fastapi_mrtr.client._legacy.server_requests import ServerRequests
@@ -79,13 +86,12 @@ class LegacySession:
 
     async def _handshake(self) -> None:
         self._http.session_id = None
-        message: JSONObject = {
-            "jsonrpc": "2.0",
-            "id": self._next_id(),
-            "method": "initialize",
-            "params": initialize_params(self._options, self._handlers),
-        }
-        hello = ServerHello.parse(await self._exchange(message, None))
+        params = initialize_params(self._options, self._handlers)
+
+        def send(meta: Mapping[str, Any] | None) -> Awaitable[JSONObject]:
+            return self._exchange(initialize_message(self._next_id(), params, meta), None)
+
+        hello = ServerHello.parse(await traced_initialize(self._options, params, str(self._http.rpc.url), send))
         self.server_info = hello.server_info
         self.server_capabilities = hello.capabilities
         self.instructions = hello.instructions

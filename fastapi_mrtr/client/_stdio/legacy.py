@@ -7,12 +7,19 @@ answered by the :class:`~fastapi_mrtr.client._stdio.connection.StdioConnection`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import anyio
 
 from fastapi_mrtr.client._handlers import InputHandlers
-from fastapi_mrtr.client._legacy.handshake import INITIALIZED, ServerHello, initialize_params
+from fastapi_mrtr.client._legacy.handshake import (
+    INITIALIZED,
+    ServerHello,
+    initialize_message,
+    initialize_params,
+    traced_initialize,
+)
 from fastapi_mrtr.client._stdio.connection import StdioConnection
 from fastapi_mrtr.client._transport import NotificationSink
 from fastapi_mrtr.client.options import ClientOptions
@@ -48,13 +55,12 @@ class StdioLegacySession:
         """``initialize`` then ``notifications/initialized``; once, however many ask at once."""
         async with self._lock:
             if self._hello is None:
-                message: JSONObject = {
-                    "jsonrpc": "2.0",
-                    "id": self._next_id(),
-                    "method": "initialize",
-                    "params": initialize_params(self._options, self._handlers),
-                }
-                hello = ServerHello.parse(await self._connection.request(message))
+                params = initialize_params(self._options, self._handlers)
+
+                def send(meta: Mapping[str, Any] | None) -> Awaitable[JSONObject]:
+                    return self._connection.request(initialize_message(self._next_id(), params, meta))
+
+                hello = ServerHello.parse(await traced_initialize(self._options, params, None, send))
                 await self._connection.notify(INITIALIZED)
                 self._hello = hello
 

@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from fastapi_mrtr.engine.options import ServerOptions
 from fastapi_mrtr.state.sealing import StateKeyRing
+from fastapi_mrtr.telemetry.conventions import SESSION_END, SESSION_STREAM
 from fastapi_mrtr.transport.callers import caller_key
 from fastapi_mrtr.transport.http import send_empty
 from fastapi_mrtr.transport.legacy.cluster import SessionCluster
@@ -29,7 +30,7 @@ from fastapi_mrtr.transport.legacy.resume import SessionStreams
 from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.transport.legacy.shapes import Handler
-from fastapi_mrtr.transport.tracing import nothing, session_ended, traced
+from fastapi_mrtr.transport.tracing import nothing, session_ended, session_verb, traced
 from fastapi_mrtr.wire.errors import SessionNotFoundError
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
@@ -106,10 +107,20 @@ class LegacyEndpoint:
         info, _ = await self._session(headers[SESSION_HEADER], headers, None)
         if "text/event-stream" not in headers.get("accept", ""):
             raise invalid_request("Not acceptable: the GET stream is text/event-stream", http_status=406)
-        await self.streams.serve(info, caller_key(scope), headers, receive, send)
+        await session_verb(
+            self.options.telemetry, SESSION_STREAM, scope,
+            lambda: self.streams.serve(info, caller_key(scope), headers, receive, send),
+            protocol_version=info.protocol_version, session_id=info.key, resumed="last-event-id" in headers,
+        )  # fmt: skip
 
     async def delete(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         info, _ = await self._session(headers[SESSION_HEADER], headers, None)
+        await session_verb(
+            self.options.telemetry, SESSION_END, scope, lambda: self._end(info, send),
+            protocol_version=info.protocol_version, session_id=info.key,
+        )  # fmt: skip
+
+    async def _end(self, info: SessionInfo, send: Send) -> None:
         try:
             await self.cluster.end(info)
         except Exception as exc:

@@ -28,7 +28,7 @@ from fastapi_mrtr.transport.legacy.session_id import SessionInfo, SessionSealer
 from fastapi_mrtr.transport.legacy.sessions import LiveSessions
 from fastapi_mrtr.transport.legacy.shapes import Handler, answer_rpc, legacy_error, operation
 from fastapi_mrtr.transport.request import RpcRequest
-from fastapi_mrtr.transport.tracing import itself, traced
+from fastapi_mrtr.transport.tracing import itself, notified, traced
 from fastapi_mrtr.wire.errors import METHOD_NOT_FOUND, McpError
 from fastapi_mrtr.wire.json_codec import encode
 from fastapi_mrtr.wire.protocol import (
@@ -139,7 +139,10 @@ class SessionRequests:
         if not isinstance(params, dict):
             raise invalid_request("Invalid request: params must be an object", request_id)
         if "id" not in message:
-            await self._notification(info, method, params)
+            await notified(
+                self.options.telemetry, method, params, scope, lambda: self._notification(info, method, params),
+                protocol_version=info.protocol_version, session_id=info.key,
+            )  # fmt: skip
             await send_empty(send, 202)
             return
         if request_id is None:
