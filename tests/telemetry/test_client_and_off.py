@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,3 +91,26 @@ def test_a_telemetry_finds_the_sdk_its_providers_name() -> None:
     instruments = recorder.telemetry().instruments()
     assert instruments is not None and instruments.tracer is not None
     assert instruments.operation_duration is not None
+
+
+GLOBAL_SDK_LATER = """
+import time
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from fastapi_mrtr import Telemetry
+
+telemetry = Telemetry()  # the global providers
+assert telemetry.instruments() is None
+trace.set_tracer_provider(TracerProvider())  # an SDK set up globally while serving
+print("at once:", telemetry.instruments() is not None)
+time.sleep(1.1)
+found = telemetry.instruments()
+print("a second later:", found is not None and found.tracer is not None)
+"""
+
+
+def test_a_global_sdk_set_up_later_is_found_within_a_second() -> None:
+    # Its own process: OpenTelemetry's global providers can be set once per process.
+    done = subprocess.run([sys.executable, "-c", GLOBAL_SDK_LATER], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["at once: False", "a second later: True"]
