@@ -38,6 +38,18 @@ def fixture_url() -> Iterator[str]:
         yield f"{base}/mcp"
 
 
+async def settled_status(url: str, task_id: str, auth: OAuthClientAuth | None = None) -> str:
+    """The task's status once it has settled (a cancel is cooperative: it ends shortly after)."""
+    async with MrtrClient(url, auth=auth) as client:
+        handle = await client.task(task_id)
+        for _ in range(50):
+            if handle.last.terminal:
+                break
+            await anyio.sleep(0.1)
+            await handle.get()
+        return handle.status
+
+
 def test_a_task_shows_its_status_asks_its_question_and_prints_the_result(fixture_url: str) -> None:
     with PtyCli(fixture_url, "call", "confirm_delete", "filename=notes.txt") as cli:
         cli.wait_for(ACTION_PROMPT)
@@ -72,18 +84,7 @@ def test_ctrl_c_cancels_the_task_then_exits_130(fixture_url: str) -> None:
     task_id = re.search(r"as task (\S+);", cli.screen)
     assert task_id is not None, cli.screen
     assert "task cancelled" in cli.screen, cli.screen
-
-    async def status() -> str:
-        async with MrtrClient(fixture_url) as client:
-            handle = await client.task(task_id.group(1))
-            for _ in range(50):  # cancel is cooperative: the task settles shortly after
-                if handle.last.terminal:
-                    break
-                await anyio.sleep(0.1)
-                await handle.get()
-            return handle.status
-
-    assert anyio.run(status) == "cancelled"
+    assert anyio.run(settled_status, fixture_url, task_id.group(1)) == "cancelled"
 
 
 def test_the_ctrl_c_cancel_carries_the_signed_in_users_token(fixture_url: str) -> None:
@@ -105,18 +106,7 @@ def test_the_ctrl_c_cancel_carries_the_signed_in_users_token(fixture_url: str) -
     watcher.running = task_id
     watcher.cancel_running_task()  # what the CLI's Ctrl-C handler calls
     assert said == [f"cancelling task {task_id} ...", "task cancelled"]
-
-    async def status() -> str:
-        async with MrtrClient(fixture_url, auth=auth) as client:
-            handle = await client.task(task_id)
-            for _ in range(50):
-                if handle.last.terminal:
-                    break
-                await anyio.sleep(0.1)
-                await handle.get()
-            return handle.status
-
-    assert anyio.run(status) == "cancelled"
+    assert anyio.run(settled_status, fixture_url, task_id, auth) == "cancelled"
 
 
 def test_json_prints_only_the_final_result_document(fixture_url: str) -> None:

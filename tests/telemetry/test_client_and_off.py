@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,6 @@ from tests.telemetry.support import Recorder, attributes, bookshop
 from tests.telemetry.test_server_spans import Shopper
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Recorder:
-    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
-    monkeypatch.setenv("MRTR_STATE_KEY", "k" * 32)
-    return Recorder.new()
-
-
-@pytest.fixture
-def shop(recorder: Recorder) -> Iterator[str]:
-    with running_server(bookshop(recorder.telemetry())) as base:
-        yield f"{base}/mcp"
 
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,25 +13,11 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
 from fastapi_mrtr.client import ClientOptions, MrtrClient
-from tests.support import running_server
-from tests.telemetry.support import Recorder, attributes, bookshop
+from tests.telemetry.support import Recorder, attributes
 from tests.telemetry.test_server_spans import HEADERS, MODERN_META
 
 pytestmark = pytest.mark.anyio
 LEGACY = "2025-11-25"
-
-
-@pytest.fixture
-def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Recorder:
-    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
-    monkeypatch.setenv("MRTR_STATE_KEY", "k" * 32)
-    return Recorder.new()
-
-
-@pytest.fixture
-def shop(recorder: Recorder) -> Iterator[str]:
-    with running_server(bookshop(recorder.telemetry())) as base:
-        yield f"{base}/mcp"
 
 
 async def finished(recorder: Recorder, name: str, kind: str = "SERVER", count: int = 1) -> list[ReadableSpan]:

@@ -3,7 +3,6 @@ replicas, a client's traceparent, error.type, metrics, and nothing at all withou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ from tests.support import running_server
 from tests.telemetry.support import Recorder, attributes, bookshop
 
 pytestmark = pytest.mark.anyio
-KEY = "k" * 32
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
@@ -26,19 +24,6 @@ MODERN_META = {
 }
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-
-@pytest.fixture
-def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Recorder:
-    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
-    monkeypatch.setenv("MRTR_STATE_KEY", KEY)
-    return Recorder.new()
-
-
-@pytest.fixture
-def shop(recorder: Recorder) -> Iterator[str]:
-    with running_server(bookshop(recorder.telemetry())) as base:
-        yield f"{base}/mcp"
 
 
 async def tools_call(http: httpx.AsyncClient, url: str, request_id: int, **params: Any) -> dict[str, Any]:
