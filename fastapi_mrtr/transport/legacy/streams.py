@@ -52,7 +52,7 @@ class CallAnswer:
         # Most calls end at their first turn of the loop (nothing to wait for): let the work run
         # once, and answer one that ended with its JSON body, before any waiter is set up.
         await asyncio.sleep(0)
-        if self.log.finished and self.log.last_seq == 1 and self.result_message is not None:
+        if self._only_the_result():
             await send_json(send, 200, encode(self.result_message))
             return True
         disconnect = asyncio.ensure_future(wait_disconnect(receive))
@@ -64,7 +64,7 @@ class CallAnswer:
             if disconnect.done():
                 await self._client_left(send)
                 return True
-            if self.log.finished and self.log.last_seq == 1 and self.result_message is not None:
+            if self._only_the_result():
                 await send_json(send, 200, encode(self.result_message))
                 return True
             if not can_stream:  # nothing can be streamed: the work ends the call without events
@@ -88,6 +88,10 @@ class CallAnswer:
             disconnect.cancel()
             if timer is not None:
                 timer.cancel()
+
+    def _only_the_result(self) -> bool:
+        """The call ended with nothing sent before its response: one JSON body answers it."""
+        return self.log.finished and self.log.last_seq == 1 and self.result_message is not None
 
     async def _wait_finished(self) -> None:
         while not self.log.finished:
