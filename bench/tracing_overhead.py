@@ -7,12 +7,16 @@ SDK ``TracerProvider`` with a ``SimpleSpanProcessor`` into an ``InMemorySpanExpo
 (``ServerOptions.telemetry``), the way docs/observability.md sets it up; "spans" and "metrics"
 have one of the two, "sampled" records one trace in ten (``ParentBased(TraceIdRatioBased(0.1))``),
 and "floor" times the SDK alone (one span and one histogram point as a
-request makes them, no app), so what is the SDK's and what is ours can be told apart. Runs
+request makes them, no app), so what is the SDK's and what is ours can be told apart.
+"peer-off" and "peer-spans" drive the official MCP Python SDK's server (the shared rig's
+``peer_sdk``) in the same way, without and with a global ``TracerProvider`` of the same kind:
+it emits spans by default (no metrics), so its cost of tracing sits beside ours ("spans"). Runs
 alternate (off, on, on, off, ...) so drift on a shared machine hits every mode alike; the figures
 are medians over processes.
 
     python -m bench.tracing_overhead --rounds 8 --modes off,on
     python -m bench.tracing_overhead --rounds 6 --modes off,spans,metrics,sampled,on,floor
+    python -m bench.tracing_overhead --rounds 6 --modes off,spans,peer-off,peer-spans
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import time
 from typing import Any
 
 from bench import inproc
+from bench.memory import RIG
 
 WORKS = ("echo", "mrtr")
 
@@ -57,6 +62,27 @@ def traced_app(spans: bool = True, metrics: bool = True, ratio: float | None = N
     # ServerOptions is frozen and holds one Telemetry, shared by the whole endpoint: point it at ours.
     bench_app.mcp.options.telemetry.__init__(tracer_provider, meter_provider)  # type: ignore[misc]
     return bench_app.app, exporter
+
+
+def traced_peer(spans: bool) -> tuple[Any, Any]:
+    """The official SDK's server of the shared rig, with a global ``TracerProvider`` (a
+    ``SimpleSpanProcessor`` into an ``InMemorySpanExporter``) when ``spans``; returns (app,
+    the exporter or None). The SDK reads the global provider, so it is set before the import."""
+    exporter = None
+    if spans:
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+    sys.path.insert(0, str(RIG / "servers"))
+    import peer_sdk  # type: ignore[import-not-found]  # the rig's server module, found on the path above
+
+    return peer_sdk.app, exporter
 
 
 def sdk_floor(n: int, repeat: int) -> dict[str, float]:
@@ -145,12 +171,16 @@ MODES = {
     "metrics": (False, True),
     "sampled": (True, True),
 }
+PEER_MODES = ("peer-off", "peer-spans")  # the official SDK's server, without and with spans
 SAMPLED_RATIO = 0.1  # "sampled": one trace in ten recorded (the others' spans do not record), metrics on
 
 
 async def child(mode: str, n: int, repeat: int) -> dict[str, float]:
     if mode == "floor":
         return sdk_floor(n * 4, repeat)
+    if mode in PEER_MODES:
+        app, exporter = traced_peer(spans=mode == "peer-spans")
+        return await _measure_works(app, n, repeat, exporter)
     spans, metrics = MODES[mode]
     if spans or metrics:
         app, exporter = traced_app(spans, metrics, SAMPLED_RATIO if mode == "sampled" else None)
@@ -158,6 +188,10 @@ async def child(mode: str, n: int, repeat: int) -> dict[str, float]:
         from bench import app as bench_app
 
         app, exporter = bench_app.app, None
+    return await _measure_works(app, n, repeat, exporter)
+
+
+async def _measure_works(app: Any, n: int, repeat: int, exporter: Any | None) -> dict[str, float]:
     task, inbox = await inproc.lifespan(app)
     figures = {work: await measure(app, work, n, repeat, exporter) for work in WORKS}
     await inbox.put({"type": "lifespan.shutdown"})
@@ -181,9 +215,10 @@ def main() -> None:
         "--modes",
         default="off,on",
         help="off, on (spans and metrics), spans, metrics, sampled (on, one trace in ten recorded), and "
-        "floor (the SDK alone: no app, see sdk_floor)",
+        "floor (the SDK alone: no app, see sdk_floor), peer-off and peer-spans (the official MCP SDK's "
+        "server without and with spans)",
     )
-    parser.add_argument("--child", choices=(*MODES, "floor"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=(*MODES, *PEER_MODES, "floor"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(child(args.child, args.n, args.repeat))), flush=True)
@@ -204,8 +239,9 @@ def main() -> None:
     for mode, figures in medians.items():
         row = []
         for work, us in figures.items():
-            off = medians.get("off", {}).get(work)
-            against = f" ({100 * (us - off) / off:+.1f}%)" if off and mode != "off" else ""
+            baseline = "peer-off" if mode in PEER_MODES else "off"
+            off = medians.get(baseline, {}).get(work)
+            against = f" ({100 * (us - off) / off:+.1f}%, {us - off:+.1f} µs)" if off and mode != baseline else ""
             row.append(f"{work} {us:.1f}{against}")
         print(f"{mode:<8} " + "   ".join(row))
 

@@ -60,7 +60,7 @@ async def traced_operation(
     api = otel_api()
     assert api is not None  # instruments exist only when the API does
     trace = api[0]
-    # What the span and the metric share; what only a span takes is added once it is known to record.
+    # What the span and the metric share; the span takes a copy with its own attributes added.
     name, attributes = names.operation_attributes(method, params)
     if protocol_version:
         attributes[names.PROTOCOL_VERSION] = protocol_version
@@ -73,9 +73,14 @@ async def traced_operation(
         if parent is not None:
             ambient = trace.get_current_span().get_span_context()
             links = [trace.Link(ambient)] if ambient.is_valid else None
-        span = instruments.tracer.start_span(name, context=parent, kind=trace.SpanKind.SERVER, links=links)
-        if span.is_recording():
-            span.set_attributes(_span_only(attributes, request_id, session_id, scope))
+        # Given at creation, as OpenTelemetry asks of attributes known then, so a sampler sees them.
+        span = instruments.tracer.start_span(
+            name,
+            context=parent,
+            kind=trace.SpanKind.SERVER,
+            attributes=_span_only(attributes, request_id, session_id, scope),
+            links=links,
+        )
     try:
         if span is None:
             outcome = await run()

@@ -225,3 +225,47 @@ async def test_a_legacy_session_ended_by_delete_records_its_duration(shop: str, 
 def test_the_hashed_flow_id_is_stable_and_not_the_flow_id() -> None:
     assert hashed_flow_id("abc") == hashed_flow_id("abc") != hashed_flow_id("abd")
     assert "abc" not in hashed_flow_id("abc")
+
+
+class _DropToolSampler:
+    """Records what it was shown at span creation and drops one tool's spans, as a user's sampler may."""
+
+    def __init__(self, dropped_tool: str) -> None:
+        self.dropped_tool = dropped_tool
+        self.seen: list[dict[str, Any]] = []
+
+    def should_sample(self, parent_context: Any, trace_id: int, name: str, kind: Any = None,
+                      attributes: Any = None, links: Any = None, trace_state: Any = None) -> Any:  # fmt: skip
+        from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Decision, SamplingResult
+
+        shown = dict(attributes or {})
+        self.seen.append(shown)
+        if shown.get("gen_ai.tool.name") == self.dropped_tool:
+            return SamplingResult(Decision.DROP)
+        return ALWAYS_ON.should_sample(parent_context, trace_id, name, kind, attributes, links, trace_state)
+
+    def get_description(self) -> str:
+        return f"drop {self.dropped_tool}"
+
+
+async def test_a_sampler_sees_the_operations_attributes_when_the_span_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
+    monkeypatch.setenv("MRTR_STATE_KEY", "k" * 32)
+    recorder = Recorder.new()
+    sampler = _DropToolSampler("get_book")
+    recorder.tracer_provider = TracerProvider(sampler=sampler)  # type: ignore[arg-type]
+    recorder.tracer_provider.add_span_processor(SimpleSpanProcessor(recorder.exporter))
+    with running_server(bookshop(recorder.telemetry())) as base:
+        async with httpx.AsyncClient(timeout=30) as http:
+            await tools_call(http, f"{base}/mcp", 1, name="get_book", arguments={"book_id": 1})
+        await place_order([f"{base}/mcp"])
+    shown = [seen for seen in sampler.seen if seen.get("mcp.method.name") == "tools/call"]
+    assert {seen.get("gen_ai.tool.name") for seen in shown} == {"get_book", "place_order"}
+    assert all(seen["gen_ai.operation.name"] == "execute_tool" and "jsonrpc.request.id" in seen for seen in shown)
+    names = {span.name for span in recorder.spans("SERVER")}
+    assert "tools/call get_book" not in names and "tools/call place_order" in names
