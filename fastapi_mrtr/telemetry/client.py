@@ -1,7 +1,8 @@
 """Client spans and ``mcp.client.operation.duration``; the trace context goes out in ``params._meta``.
 
-One ``CLIENT`` span per JSON-RPC request (each MRTR round is one), current while the request is
-sent, so the context injected into its ``_meta`` names it and the server's span becomes its child.
+One ``CLIENT`` span per JSON-RPC request (each MRTR round is one) and per notification the client
+sends, current while it is sent, so the context injected into its ``_meta`` names it and the
+server's span becomes its child. A 2025-era session's length is ``mcp.client.session.duration``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from fastapi_mrtr.telemetry.propagation import inject
 from fastapi_mrtr.telemetry.setup import SWITCH, Instruments, Telemetry, otel_api
 
 Send = Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]]
+Post = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def client_request(
@@ -34,18 +36,53 @@ def client_request(
     return _traced(instruments, method, params, meta, url, protocol_version, send)
 
 
+def client_notification(
+    telemetry: Telemetry, message: dict[str, Any], url: str | None, protocol_version: str | None, post: Post
+) -> Awaitable[None]:
+    """``post(message)`` (a notification) as one traced operation, like a request's but without
+    ``jsonrpc.request.id``; its context goes out in ``params._meta``. Untouched when no SDK is configured."""
+    instruments = telemetry.instruments()
+    if instruments is None:
+        return post(message)
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
+    meta = params.get("_meta")
+
+    async def send(sent_meta: Mapping[str, Any] | None) -> dict[str, Any]:
+        await post({**message, "params": {**params, "_meta": dict(sent_meta)}} if sent_meta else message)
+        return {}
+
+    return _posted(_traced(instruments, message["method"], params, meta if isinstance(meta, dict) else None,
+                           url, protocol_version, send))  # fmt: skip
+
+
+async def _posted(traced: Awaitable[dict[str, Any]]) -> None:
+    await traced
+
+
+def client_session_ended(telemetry: Telemetry, started_at: float, url: str | None, protocol_version: str) -> None:
+    """``mcp.client.session.duration`` of a 2025-era session (HTTP, or stdio when ``url`` is None)
+    that this client ended; ``started_at`` is ``time.monotonic()`` when its ``initialize`` was answered."""
+    instruments = telemetry.instruments()
+    if instruments is None or instruments.session_duration is None:
+        return
+    attributes = {names.PROTOCOL_VERSION: protocol_version, **_server_attributes(url)}
+    instruments.session_duration.record(max(0.0, time.monotonic() - started_at), attributes)
+
+
 async def _traced(
     instruments: Instruments,
     method: str,
     params: Mapping[str, Any],
     meta: Mapping[str, Any] | None,
     url: str | None,
-    protocol_version: str,
+    protocol_version: str | None,
     send: Send,
 ) -> dict[str, Any]:
     trace = otel_api()[0]  # type: ignore[index]
     name, attributes = names.operation_attributes(method, params)
-    attributes[names.PROTOCOL_VERSION] = protocol_version
+    if protocol_version:
+        attributes[names.PROTOCOL_VERSION] = protocol_version
     attributes.update(_server_attributes(url))
     started = time.perf_counter()
     outcome: dict[str, str] = {}

@@ -1,18 +1,21 @@
 """Spans for what is no plain request: the client's notifications (both eras), subscriptions/listen,
 a 2025-era session's GET stream and DELETE, resources/subscribe; and the client's spans for its
-server/discover probe and its initialize."""
+server/discover probe, its initialize and its notifications, and its session's duration."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
 from fastapi_mrtr.client import ClientOptions, MrtrClient
+from tests.stdio.stdio_peers import python_server
 from tests.telemetry.support import Recorder, attributes
 from tests.telemetry.test_server_spans import HEADERS, MODERN_META
 
@@ -147,3 +150,44 @@ async def test_the_clients_discover_and_initialize_get_client_spans(shop: str, r
     assert served.parent is not None and served.parent.span_id == sent.get_span_context().span_id
     (listed,) = await finished(recorder, "tools/list", "CLIENT")
     assert listed.context is not None and listed.context.trace_id != sent.get_span_context().trace_id
+
+
+async def test_a_legacy_clients_notifications_and_session_are_traced(shop: str, recorder: Recorder) -> None:
+    """notifications/initialized and notifications/cancelled get client spans whose context the
+    server's spans continue; closing the session records mcp.client.session.duration."""
+    never = anyio.Event()
+
+    async def waits_forever(params: Any) -> dict[str, Any]:
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    options = ClientOptions(mode="legacy", telemetry=recorder.telemetry())
+    async with MrtrClient(shop, options=options) as client:
+        client.set_elicitation_handler(waits_forever)
+        with anyio.move_on_after(1.5):  # the person never answers: the client gives the call up
+            await client.call_tool("place_order", {"book_id": 1, "quantity": 1})
+        assert not recorder.points("mcp.client.session.duration")  # the session is still open
+    for name in ("notifications/initialized", "notifications/cancelled"):
+        (sent,) = await finished(recorder, name, "CLIENT")
+        (served,) = await finished(recorder, name)
+        found = attributes(sent)
+        assert found["mcp.method.name"] == name and "jsonrpc.request.id" not in found
+        assert found["mcp.protocol.version"] == LEGACY and found["server.address"] == "127.0.0.1"
+        assert served.parent is not None and served.parent.span_id == sent.get_span_context().span_id
+    (point,) = recorder.points("mcp.client.session.duration")
+    assert point.attributes["mcp.protocol.version"] == LEGACY and point.attributes["network.transport"] == "tcp"
+    assert point.count == 1 and point.sum >= 1.5  # initialize to close, the given-up call included
+
+
+@pytest.mark.slow
+async def test_a_stdio_legacy_session_traces_its_initialized_notification_and_duration(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    env = {"BOOKSHOP_DB": str(tmp_path / "stdio-shop.db"), "MRTR_STATE_KEY": "k" * 32}
+    options = ClientOptions(mode="legacy", telemetry=recorder.telemetry())
+    async with MrtrClient(stdio=python_server("example_app.main:app", env), options=options) as client:
+        await client.list_tools()
+    (sent,) = await finished(recorder, "notifications/initialized", "CLIENT")
+    assert attributes(sent)["network.transport"] == "pipe" and attributes(sent)["mcp.protocol.version"] == LEGACY
+    (point,) = recorder.points("mcp.client.session.duration")
+    assert point.attributes["network.transport"] == "pipe" and point.attributes["mcp.protocol.version"] == LEGACY

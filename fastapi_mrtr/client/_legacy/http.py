@@ -16,6 +16,8 @@ import httpx
 from fastapi_mrtr.client._errors import StatusCodeError, StreamClosedError
 from fastapi_mrtr.client._headers import ACCEPT
 from fastapi_mrtr.client._transport import SSE_MEDIA, HttpRpc, encode_message, media_type
+from fastapi_mrtr.telemetry.client import client_notification
+from fastapi_mrtr.telemetry.setup import Telemetry
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
 logger = logging.getLogger("fastapi_mrtr.client")
@@ -32,9 +34,10 @@ class SessionHttp:
     """Sends the session's messages to one endpoint; ``session_id`` and ``protocol_version`` are
     what ``initialize`` gave (``None`` before, and after the session ends)."""
 
-    def __init__(self, rpc: HttpRpc, extra_headers: Callable[[], Mapping[str, str]]) -> None:
+    def __init__(self, rpc: HttpRpc, extra_headers: Callable[[], Mapping[str, str]], telemetry: Telemetry) -> None:
         self.rpc = rpc
         self._extra_headers = extra_headers
+        self._telemetry = telemetry
         self.session_id: str | None = None
         self.protocol_version: str | None = None
 
@@ -74,7 +77,9 @@ class SessionHttp:
         }
         with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
             try:
-                await self.post_message(note)
+                await client_notification(
+                    self._telemetry, note, str(self.rpc.url), self.protocol_version, self.post_message
+                )
             except (httpx.HTTPError, StatusCodeError, SessionGoneError) as exc:
                 logger.info("could not cancel request %r on the server: %s", request_id, exc)
 

@@ -8,6 +8,7 @@ with ``notifications/cancelled``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ from fastapi_mrtr.client._legacy.listener import SessionListener, Spawner
 from fastapi_mrtr.client._legacy.server_requests import ServerRequests
 from fastapi_mrtr.client._transport import SSE_MEDIA, HttpRpc, NotificationSink, media_type
 from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.telemetry.client import client_notification, client_session_ended
 from fastapi_mrtr.wire.errors import McpError
 from fastapi_mrtr.wire.protocol import Implementation, JSONObject
 
@@ -55,13 +57,14 @@ class LegacySession:
         self._handlers = handlers
         self._options = options
         self._next_id = next_id
-        self._http = SessionHttp(rpc, headers)
+        self._http = SessionHttp(rpc, headers, options.telemetry)
         self._server_requests = ServerRequests(handlers, options, self._http)
         self._listener = SessionListener(self._http, self._server_requests, notifications, spawn)
         self._lock = anyio.Lock()
         self.server_info: Implementation | None = None
         self.server_capabilities: JSONObject = {}
         self.instructions: str | None = None
+        self._started_at = 0.0  # time.monotonic() when initialize was answered
 
     @property
     def session_id(self) -> str | None:
@@ -91,21 +94,27 @@ class LegacySession:
         def send(meta: Mapping[str, Any] | None) -> Awaitable[JSONObject]:
             return self._exchange(initialize_message(self._next_id(), params, meta), None)
 
-        hello = ServerHello.parse(await traced_initialize(self._options, params, str(self._http.rpc.url), send))
+        url = str(self._http.rpc.url)
+        hello = ServerHello.parse(await traced_initialize(self._options, params, url, send))
+        self._started_at = time.monotonic()
         self.server_info = hello.server_info
         self.server_capabilities = hello.capabilities
         self.instructions = hello.instructions
         self._http.protocol_version = hello.protocol_version
-        await self._http.post_message(INITIALIZED)
+        await client_notification(
+            self._options.telemetry, INITIALIZED, url, hello.protocol_version, self._http.post_message
+        )
         await self._listener.open()
 
     async def close(self) -> None:
         """End the session on the server (DELETE); a server that does not allow it is fine."""
         self._listener.stop()
-        session = self._http.session_id
+        session, version = self._http.session_id, self._http.protocol_version
         self._http.session_id = self._http.protocol_version = None
         if session is not None:
             await self._http.delete(session)
+        if version is not None:
+            client_session_ended(self._options.telemetry, self._started_at, str(self._http.rpc.url), version)
 
     # --- requests --------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from fastapi_mrtr.client._stdio.process import ServerProcess
 from fastapi_mrtr.client._stdio.server import StdioServer
 from fastapi_mrtr.client._transport import NotificationSink, encode_message
 from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.telemetry.client import client_notification
 from fastapi_mrtr.wire.protocol import JSONObject, RequestId
 
 logger = logging.getLogger("fastapi_mrtr.client")
@@ -72,6 +73,7 @@ class StdioConnection:
         self.server = server
         self._process = ServerProcess(server)
         self._server_requests = ServerRequests(handlers, options, self)
+        self._telemetry = options.telemetry
         self._open_server_requests = OpenRequests("stdio")
         self._notifications = notifications  # those no request of ours claims
         self._spawn = spawn
@@ -155,8 +157,8 @@ class StdioConnection:
             "params": {"requestId": request_id, "reason": "the client gave up"},
         }
         with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
-            try:
-                await self.post_message(note)
+            try:  # the version is the message's own business on a pipe: the span goes without it
+                await client_notification(self._telemetry, note, None, None, self.post_message)
             except MrtrClientError as exc:
                 logger.info("could not cancel request %r on the stdio server: %s", request_id, exc)
 

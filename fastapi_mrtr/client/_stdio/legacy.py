@@ -7,6 +7,7 @@ answered by the :class:`~fastapi_mrtr.client._stdio.connection.StdioConnection`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from fastapi_mrtr.client._legacy.handshake import (
 from fastapi_mrtr.client._stdio.connection import StdioConnection
 from fastapi_mrtr.client._transport import NotificationSink
 from fastapi_mrtr.client.options import ClientOptions
+from fastapi_mrtr.telemetry.client import client_notification, client_session_ended
 from fastapi_mrtr.wire.protocol import Implementation, JSONObject
 
 
@@ -38,6 +40,7 @@ class StdioLegacySession:
         self._next_id = next_id
         self._lock = anyio.Lock()
         self._hello: ServerHello | None = None
+        self._started_at = 0.0  # time.monotonic() when initialize was answered
 
     @property
     def protocol_version(self) -> str | None:
@@ -61,7 +64,10 @@ class StdioLegacySession:
                     return self._connection.request(initialize_message(self._next_id(), params, meta))
 
                 hello = ServerHello.parse(await traced_initialize(self._options, params, None, send))
-                await self._connection.notify(INITIALIZED)
+                self._started_at = time.monotonic()
+                await client_notification(
+                    self._options.telemetry, INITIALIZED, None, hello.protocol_version, self._connection.notify
+                )
                 self._hello = hello
 
     async def request(self, method: str, params: JSONObject, sink: NotificationSink | None) -> JSONObject:
@@ -70,5 +76,7 @@ class StdioLegacySession:
         return await self._connection.request(message, None, sink)
 
     async def close(self) -> None:
-        """Nothing to end here: the session ends with the process (the client stops it)."""
+        """Nothing to send here: the session ends with the process (the client stops it)."""
+        if self._hello is not None:
+            client_session_ended(self._options.telemetry, self._started_at, None, self._hello.protocol_version)
         self._hello = None
