@@ -33,6 +33,8 @@ from .memory import RIG, ROOT
 # The two floors of the shared rig, and this design's own: a FastAPI route calling a route in-process.
 FLOORS = [("asgi", "limit_asgi:app"), ("fastapi", "limit_fastapi:app"), ("fastapi-nested", "bench.nested_floor:app")]
 PEERS = [("sdk", "peer_sdk:app"), ("fastmcp", "peer_fastmcp:app"), ("ours", "bench.app:app@/mcp")]
+# The same app with FastAPI's own per-request OpenTelemetry check off: what that check costs (not a target row).
+OURS_FASTAPI_OTEL_OFF = ("ours-fastapi-otel-off", "bench.app_fastapi_otel_off:app@/mcp")
 # The TypeScript SDK v2 (Node, stateless), a command server of the rig; its packages live in a
 # bench-only folder (bench/ts_peer.sh installs them into .bench-ts), read by the rig as MCP_TS_DIR.
 TS_PEER = ("ts", "cmd:node servers/peer_ts.mjs {port} {path}@/mcp")
@@ -218,7 +220,7 @@ def main() -> None:
     if not (RIG / "rig.py").exists():
         sys.exit(f"the shared rig is missing: expected {RIG}/rig.py beside the repository")
     python = str(Path(args.python).absolute())  # the rig starts servers from another directory
-    peers = PEERS + ([TS_PEER] if "ts" not in skip and ts_peer_ready() else [])
+    peers = PEERS + [OURS_FASTAPI_OTEL_OFF] + ([TS_PEER] if "ts" not in skip and ts_peer_ready() else [])
     today = datetime.date.today().isoformat()
     report = [
         f"### Run of {today}",

@@ -7,6 +7,8 @@ is ``/mcp``. The state key is fixed, like the peers', so that the run is reprodu
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
 from pydantic import BaseModel
 
@@ -14,28 +16,38 @@ from fastapi_mrtr import MCP, Context, ServerOptions
 
 BENCH_STATE_KEY = b"0123456789abcdef0123456789abcdef"
 
-app = FastAPI(title="fastapi-mrtr bench")
-mcp = MCP(app, options=ServerOptions(name="bench", version="1.0.0", request_state_key=BENCH_STATE_KEY))
-
 
 class Confirm(BaseModel):
     ok: bool
 
 
-@mcp.tool()
-@app.post("/echo")
-async def echo(text: str) -> str:
-    """Return the text."""
-    return text
+def build_app(*, fastapi_telemetry: bool = True) -> FastAPI:
+    """The bench app; ``fastapi_telemetry=False`` switches FastAPI's own per-request OpenTelemetry
+    check off (FastAPI 0.165's ``telemetry`` option), for ``bench.app_fastapi_otel_off``."""
+    extra: dict[str, Any] = {}
+    if not fastapi_telemetry:
+        extra["telemetry"] = {"tracing": False, "metrics": False, "logs": False}
+    app = FastAPI(title="fastapi-mrtr bench", **extra)
+    mcp = MCP(app, options=ServerOptions(name="bench", version="1.0.0", request_state_key=BENCH_STATE_KEY))
+
+    @mcp.tool()
+    @app.post("/echo")
+    async def echo(text: str) -> str:
+        """Return the text."""
+        return text
+
+    @mcp.tool()
+    @app.post("/confirm")
+    async def confirm(item: str, ctx: Context) -> str:
+        """Ask the user to confirm the item, then say what happened."""
+        answer = await ctx.elicit(f"Confirm {item}?", Confirm)
+        ok = answer.accepted and answer.content is not None and answer.content.ok
+        return f"{'done' if ok else 'kept'} {item}"
+
+    app.mount("/mcp", mcp)
+    app.state.mcp = mcp
+    return app
 
 
-@mcp.tool()
-@app.post("/confirm")
-async def confirm(item: str, ctx: Context) -> str:
-    """Ask the user to confirm the item, then say what happened."""
-    answer = await ctx.elicit(f"Confirm {item}?", Confirm)
-    ok = answer.accepted and answer.content is not None and answer.content.ok
-    return f"{'done' if ok else 'kept'} {item}"
-
-
-app.mount("/mcp", mcp)
+app = build_app()
+mcp: MCP = app.state.mcp
