@@ -176,7 +176,8 @@ async def test_a_legacy_clients_notifications_and_session_are_traced(shop: str, 
         assert served.parent is not None and served.parent.span_id == sent.get_span_context().span_id
     (point,) = recorder.points("mcp.client.session.duration")
     assert point.attributes["mcp.protocol.version"] == LEGACY and point.attributes["network.transport"] == "tcp"
-    assert point.count == 1 and point.sum >= 1.5  # initialize to close, the given-up call included
+    # From initialize (inside the given-up call's 1.5 s) to the close: most of those 1.5 s.
+    assert point.count == 1 and 1.0 < point.sum < 30
 
 
 @pytest.mark.slow
