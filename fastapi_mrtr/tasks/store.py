@@ -18,6 +18,8 @@ is kept until the store is cleared. Principals are checked by the caller, not th
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -43,6 +45,7 @@ class TaskStore(Protocol):
 
 
 MAX_ATTEMPTS = 20
+BACKOFF_CAP = 0.05  # seconds: the longest wait between two attempts
 
 
 async def change(store: TaskStore, task_id: str, edit: Callable[[TaskRecord], bool]) -> TaskRecord | None:
@@ -51,7 +54,12 @@ async def change(store: TaskStore, task_id: str, edit: Callable[[TaskRecord], bo
     ``edit`` changes the record in place and returns whether anything changed (False: nothing is
     written). Returns None when the task is unknown or expired.
     """
-    for _ in range(MAX_ATTEMPTS):
+    for attempt in range(MAX_ATTEMPTS):
+        if attempt:
+            # Lost a race. Of writers that read the same version only one wins, so without a wait
+            # the same crowd collides again and the last of n writers needs n attempts; a random
+            # wait, growing with each loss, spreads them out.
+            await asyncio.sleep(random.uniform(0, min(BACKOFF_CAP, 0.001 * 2**attempt)))
         record = await store.get(task_id)
         if record is None:
             return None

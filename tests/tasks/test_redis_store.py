@@ -104,9 +104,12 @@ async def test_concurrent_edits_from_two_replicas_all_land(
 
         return edit
 
-    await asyncio.gather(*(change(store, task.task_id, add(f"k{i}")) for i in range(12) for store in (first, second)))
+    # Forty writers at once, twenty per replica: of those that read one version only one wins, so
+    # without a wait between attempts the last writer needed forty (the limit is twenty).
+    writers = [(store, f"{name}-{i}") for i in range(20) for name, store in (("first", first), ("second", second))]
+    await asyncio.gather(*(change(store, task.task_id, add(key)) for store, key in writers))
     stored = await first.get(task.task_id)
-    assert stored is not None and len(stored.once) == 12 and stored.version == 24
+    assert stored is not None and len(stored.once) == 40 and stored.version == 40
 
 
 async def test_the_key_outlives_created_at_plus_ttl_plus_the_clock_skew(
