@@ -21,9 +21,10 @@ class Confirm(BaseModel):
     ok: bool
 
 
-def build_app(*, fastapi_telemetry: bool = True) -> FastAPI:
-    """The bench app; ``fastapi_telemetry=False`` switches FastAPI's own per-request OpenTelemetry
-    check off (FastAPI 0.165's ``telemetry`` option), for ``bench.app_fastapi_otel_off``."""
+def build_app(*, fastapi_telemetry: bool = True) -> tuple[FastAPI, MCP]:
+    """The bench app and its endpoint; ``fastapi_telemetry=False`` switches FastAPI's own
+    per-request OpenTelemetry check off (FastAPI 0.165's ``telemetry`` option), for
+    ``bench.app_fastapi_otel_off``."""
     extra: dict[str, Any] = {}
     if not fastapi_telemetry:
         extra["telemetry"] = {"tracing": False, "metrics": False, "logs": False}
@@ -45,9 +46,7 @@ def build_app(*, fastapi_telemetry: bool = True) -> FastAPI:
         return f"{'done' if ok else 'kept'} {item}"
 
     app.mount("/mcp", mcp)
-    app.state.mcp = mcp
-    return app
+    return app, mcp
 
 
-app = build_app()
-mcp: MCP = app.state.mcp
+app, mcp = build_app()

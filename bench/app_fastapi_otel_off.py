@@ -11,4 +11,4 @@ from __future__ import annotations
 
 from bench.app import build_app
 
-app = build_app(fastapi_telemetry=False)
+app, _ = build_app(fastapi_telemetry=False)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import os
 
 from fastapi import FastAPI
-from pydantic import BaseModel
 
+from bench.app import BENCH_STATE_KEY, Confirm
 from fastapi_mrtr import MCP, Context, ServerOptions
 from fastapi_mrtr.state import RedisRelay
-
-BENCH_STATE_KEY = b"0123456789abcdef0123456789abcdef"
 
 app = FastAPI(title="fastapi-mrtr legacy bench")
 relay_url = os.environ.get("BENCH_RELAY_URL")
@@ -31,10 +29,6 @@ mcp = MCP(
         relay=RedisRelay(relay_url) if relay_url else None,
     ),
 )
-
-
-class Confirm(BaseModel):
-    ok: bool
 
 
 @mcp.tool()

@@ -36,14 +36,15 @@ def client_request(
     return _traced(instruments, method, params, meta, url, protocol_version, send)
 
 
-def client_notification(
+async def client_notification(
     telemetry: Telemetry, message: dict[str, Any], url: str | None, protocol_version: str | None, post: Post
-) -> Awaitable[None]:
+) -> None:
     """``post(message)`` (a notification) as one traced operation, like a request's but without
     ``jsonrpc.request.id``; its context goes out in ``params._meta``. Untouched when no SDK is configured."""
     instruments = telemetry.instruments()
     if instruments is None:
-        return post(message)
+        await post(message)
+        return
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
     meta = params.get("_meta")
@@ -52,12 +53,8 @@ def client_notification(
         await post({**message, "params": {**params, "_meta": dict(sent_meta)}} if sent_meta else message)
         return {}
 
-    return _posted(_traced(instruments, message["method"], params, meta if isinstance(meta, dict) else None,
-                           url, protocol_version, send))  # fmt: skip
-
-
-async def _posted(traced: Awaitable[dict[str, Any]]) -> None:
-    await traced
+    meta = meta if isinstance(meta, dict) else None
+    await _traced(instruments, message["method"], params, meta, url, protocol_version, send)
 
 
 def client_session_ended(telemetry: Telemetry, started_at: float, url: str | None, protocol_version: str) -> None:

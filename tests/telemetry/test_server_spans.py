@@ -248,15 +248,10 @@ class _DropToolSampler:
         return f"drop {self.dropped_tool}"
 
 
-async def test_a_sampler_sees_the_operations_attributes_when_the_span_is_created(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_sampler_sees_the_operations_attributes_when_the_span_is_created(recorder: Recorder) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    monkeypatch.setenv("BOOKSHOP_DB", str(tmp_path / "shop.db"))
-    monkeypatch.setenv("MRTR_STATE_KEY", "k" * 32)
-    recorder = Recorder.new()
     sampler = _DropToolSampler("get_book")
     recorder.tracer_provider = TracerProvider(sampler=sampler)  # type: ignore[arg-type]
     recorder.tracer_provider.add_span_processor(SimpleSpanProcessor(recorder.exporter))
